@@ -1,0 +1,169 @@
+/* clusters.c: growable per-batch cluster lists that keep their memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int cc_clusters_new(cc_clusters **clusters)
+{
+    if (clusters == NULL)
+        return CC_EINVAL;
+    *clusters = calloc(1, sizeof **clusters);
+    return *clusters == NULL ? CC_ENOMEM : CC_OK;
+}
+
+void cc_clusters_destroy(cc_clusters *clusters)
+{
+    if (clusters == NULL)
+        return;
+    free(clusters->frames);
+    free(clusters->x);
+    free(clusters->y);
+    free(clusters->values);
+    free(clusters);
+}
+
+size_t cc_clusters_frame_count(const cc_clusters *clusters)
+{
+    return clusters == NULL ? 0 : clusters->n_frames;
+}
+
+size_t cc_clusters_total(const cc_clusters *clusters)
+{
+    return clusters == NULL ? 0 : clusters->n_clusters;
+}
+
+int cc_clusters_frame(const cc_clusters *clusters, size_t index,
+                      cc_frame_clusters *frame)
+{
+    if (clusters == NULL || frame == NULL || index >= clusters->n_frames)
+        return CC_EINVAL;
+    const struct cc__frame_entry *entry = &clusters->frames[index];
+    size_t cells = (size_t)clusters->size_x * clusters->size_y;
+    *frame = (cc_frame_clusters){
+        .frame_number = entry->number,
+        .count = entry->count,
+        .dropped = entry->dropped,
+        .size_x = clusters->size_x,
+        .size_y = clusters->size_y,
+        .x = clusters->x + entry->first,
+        .y = clusters->y + entry->first,
+        .values = clusters->values + entry->first * cells,
+    };
+    return CC_OK;
+}
+
+void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x,
+                        uint32_t size_y)
+{
+    clusters->size_x = size_x;
+    clusters->size_y = size_y;
+    clusters->n_frames = 0;
+    clusters->n_clusters = 0;
+}
+
+/* Returns array grown to hold at least needed elements (array itself if
+ * it already does), or NULL with array untouched. Capacities double, so a
+ * run reallocates only a logarithmic number of times. */
+static void *grow(void *array, size_t *capacity, size_t needed,
+                  size_t element_size)
+{
+    if (needed <= *capacity)
+        return array;
+    size_t next = *capacity < 64 ? 64 : *capacity;
+    while (next < needed)
+        next = next > SIZE_MAX / 2 ? needed : next * 2;
+    if (next > SIZE_MAX / element_size)
+        return NULL;
+    void *grown = realloc(array, next * element_size);
+    if (grown != NULL)
+        *capacity = next;
+    return grown;
+}
+
+/* Makes room for needed clusters. Each array keeps its own capacity, so
+ * a failure part-way or a change of cluster size never leaves a capacity
+ * that overstates its array. */
+static int reserve_clusters(cc_clusters *clusters, size_t needed)
+{
+    size_t cells = (size_t)clusters->size_x * clusters->size_y;
+    if (needed == 0)
+        return CC_OK; /* grow() would return the arrays, which may be NULL */
+    if (needed > SIZE_MAX / cells)
+        return CC_ENOMEM;
+    uint16_t *x = grow(clusters->x, &clusters->x_capacity, needed,
+                       sizeof *x);
+    if (x == NULL)
+        return CC_ENOMEM;
+    clusters->x = x;
+    uint16_t *y = grow(clusters->y, &clusters->y_capacity, needed,
+                       sizeof *y);
+    if (y == NULL)
+        return CC_ENOMEM;
+    clusters->y = y;
+    int32_t *values = grow(clusters->values, &clusters->values_capacity,
+                           needed * cells, sizeof *values);
+    if (values == NULL)
+        return CC_ENOMEM;
+    clusters->values = values;
+    return CC_OK;
+}
+
+int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number)
+{
+    struct cc__frame_entry *frames =
+        grow(clusters->frames, &clusters->frames_capacity,
+             clusters->n_frames + 1, sizeof *frames);
+    if (frames == NULL)
+        return CC_ENOMEM;
+    clusters->frames = frames;
+    frames[clusters->n_frames++] = (struct cc__frame_entry){
+        .number = number, .first = clusters->n_clusters};
+    return CC_OK;
+}
+
+int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters,
+                      uint16_t x, uint16_t y, int32_t **values)
+{
+    struct cc__frame_entry *frame = &clusters->frames[clusters->n_frames - 1];
+    *values = NULL;
+    if (max_clusters != 0 && frame->count >= max_clusters) {
+        frame->dropped++;
+        return CC_OK;
+    }
+    int rc = reserve_clusters(clusters, clusters->n_clusters + 1);
+    if (rc != CC_OK)
+        return rc;
+    size_t i = clusters->n_clusters++;
+    clusters->x[i] = x;
+    clusters->y[i] = y;
+    *values = clusters->values + i * clusters->size_x * clusters->size_y;
+    frame->count++;
+    return CC_OK;
+}
+
+int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
+                        size_t src_frame, uint32_t max_clusters)
+{
+    struct cc__frame_entry *frame = &dst->frames[dst->n_frames - 1];
+    const struct cc__frame_entry *from = &src->frames[src_frame];
+    uint32_t room = from->count;
+    if (max_clusters != 0)
+        room = frame->count >= max_clusters ? 0 : max_clusters - frame->count;
+    uint32_t take = from->count < room ? from->count : room;
+    int rc = reserve_clusters(dst, dst->n_clusters + take);
+    if (rc != CC_OK)
+        return rc;
+    size_t cells = (size_t)dst->size_x * dst->size_y;
+    memcpy(dst->x + dst->n_clusters, src->x + from->first,
+           take * sizeof *dst->x);
+    memcpy(dst->y + dst->n_clusters, src->y + from->first,
+           take * sizeof *dst->y);
+    memcpy(dst->values + dst->n_clusters * cells,
+           src->values + from->first * cells,
+           take * cells * sizeof *dst->values);
+    dst->n_clusters += take;
+    frame->count += take;
+    frame->dropped += from->dropped + (from->count - take);
+    return CC_OK;
+}

@@ -1,0 +1,75 @@
+/* config.c: default settings and their validation. */
+#include <inttypes.h>
+#include <math.h>
+
+#include "internal.h"
+
+void cc_config_init(cc_config *config)
+{
+    if (config == NULL)
+        return;
+    *config = (cc_config){
+        .rows = 0,
+        .cols = 0,
+        .cluster_size_x = 3,
+        .cluster_size_y = 3,
+        .nsigma = 5.0,
+        .pedestal_frames = 1000,
+        .adc_mask = 0x3FFF,
+        .precision = CC_PRECISION_FLOAT,
+        .backend = CC_BACKEND_AUTO,
+        .threads = 1,
+        .max_clusters = 0,
+    };
+}
+
+static bool cluster_side_valid(uint32_t side)
+{
+    return side % 2 == 1 && side >= CC_CLUSTER_SIZE_MIN &&
+           side <= CC_CLUSTER_SIZE_MAX;
+}
+
+int cc_config_check(const cc_config *config, char *message)
+{
+    if (config == NULL)
+        return cc__message(message, CC_EINVAL, "config is NULL");
+    if (config->rows == 0 || config->rows > CC_FRAME_SIDE_MAX ||
+        config->cols == 0 || config->cols > CC_FRAME_SIDE_MAX)
+        return cc__message(message, CC_EINVAL,
+                           "frame size %" PRIu32 " x %" PRIu32
+                           " is outside 1..%u pixels a side",
+                           config->rows, config->cols, CC_FRAME_SIDE_MAX);
+    if (!cluster_side_valid(config->cluster_size_x) ||
+        !cluster_side_valid(config->cluster_size_y))
+        return cc__message(message, CC_EINVAL,
+                           "cluster size %" PRIu32 " x %" PRIu32
+                           " must be odd and %d..%d a side",
+                           config->cluster_size_x, config->cluster_size_y,
+                           CC_CLUSTER_SIZE_MIN, CC_CLUSTER_SIZE_MAX);
+    if (!(config->nsigma > 0.0) || !isfinite(config->nsigma))
+        return cc__message(message, CC_EINVAL,
+                           "nsigma %g must be a finite number above 0",
+                           config->nsigma);
+    if (config->pedestal_frames < 2 ||
+        config->pedestal_frames > CC_PEDESTAL_FRAMES_MAX)
+        return cc__message(message, CC_EINVAL,
+                           "pedestal_frames %" PRIu32 " is outside 2..%u",
+                           config->pedestal_frames, CC_PEDESTAL_FRAMES_MAX);
+    if (config->adc_mask == 0)
+        return cc__message(message, CC_EINVAL,
+                           "adc_mask 0 would discard every bit of data");
+    if (config->precision != CC_PRECISION_FLOAT &&
+        config->precision != CC_PRECISION_DOUBLE)
+        return cc__message(message, CC_EINVAL, "unknown precision %d",
+                           (int)config->precision);
+    if (config->backend != CC_BACKEND_AUTO &&
+        config->backend != CC_BACKEND_CPU &&
+        config->backend != CC_BACKEND_CUDA)
+        return cc__message(message, CC_EINVAL, "unknown backend %d",
+                           (int)config->backend);
+    if (config->threads > CC_THREADS_MAX)
+        return cc__message(message, CC_EINVAL,
+                           "threads %" PRIu32 " is above %u", config->threads,
+                           CC_THREADS_MAX);
+    return CC_OK;
+}

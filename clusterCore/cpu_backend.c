@@ -1,0 +1,254 @@
+/*
+ * cpu_backend.c: runs batches of frames on the CPU. Each worker thread
+ * decides a fixed band of rows; the threads meet at a barrier after every
+ * frame, because frame k+1's windows read the state that neighbouring bands
+ * wrote for frame k.
+ *
+ * Frame k reads one copy of the state and writes a second (all pixels,
+ * updated or not), and frame k+1 writes a third; the committed state is
+ * swapped with the last written copy only when the whole batch succeeded,
+ * so a failed batch leaves the pedestal untouched without copying it.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct cc__cpu {
+    struct cc__pool *pool;
+    unsigned threads;
+    struct cc__worker *workers;
+    cc_clusters **scratch; /* per worker, when several share a frame */
+    void *state[2][2];     /* [copy][s or s2] written by alternate frames */
+    int (*process_rows)(const struct cc__frame_job *, struct cc__worker *);
+};
+
+static void free_worker(struct cc__worker *worker)
+{
+    free(worker->v);
+    free(worker->hmax);
+    free(worker->total);
+    free(worker->wmax);
+    free(worker->emit);
+}
+
+void cc__cpu_destroy(struct cc__cpu *cpu)
+{
+    if (cpu == NULL)
+        return;
+    cc__pool_destroy(cpu->pool);
+    for (unsigned t = 0; cpu->workers != NULL && t < cpu->threads; t++) {
+        free_worker(&cpu->workers[t]);
+        if (cpu->scratch != NULL)
+            cc_clusters_destroy(cpu->scratch[t]);
+    }
+    free(cpu->workers);
+    free(cpu->scratch);
+    for (int copy = 0; copy < 2; copy++) {
+        free(cpu->state[copy][0]);
+        free(cpu->state[copy][1]);
+    }
+    free(cpu);
+}
+
+/* Allocates the scratch of a worker that decides rows [row0, row1). */
+static int init_worker(struct cc__worker *worker, const cc_config *config,
+                       uint32_t row0, uint32_t row1)
+{
+    size_t real = cc__precision_size(config->precision);
+    size_t half_x = config->cluster_size_x / 2;
+    size_t half_y = config->cluster_size_y / 2;
+    size_t padded_rows = row1 - row0 + 2 * half_y;
+    size_t width = config->cols + 2 * half_x;
+    worker->row0 = row0;
+    worker->row1 = row1;
+    worker->v = calloc(padded_rows * width, real);
+    worker->hmax = calloc(padded_rows * config->cols, real);
+    worker->total = calloc(config->cols, real);
+    worker->wmax = calloc(config->cols, real);
+    worker->emit = calloc(config->cols, 1);
+    return worker->v && worker->hmax && worker->total && worker->wmax &&
+                   worker->emit
+               ? CC_OK
+               : CC_ENOMEM;
+}
+
+int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
+                unsigned threads, char *message)
+{
+    *result = NULL;
+    if (threads > config->rows)
+        threads = config->rows;
+    struct cc__cpu *cpu = calloc(1, sizeof *cpu);
+    if (cpu == NULL)
+        return cc__message(message, CC_ENOMEM, "no memory for the CPU backend");
+    cpu->threads = threads;
+    cpu->process_rows = config->precision == CC_PRECISION_DOUBLE
+                            ? cc__process_rows_double
+                            : cc__process_rows_float;
+    size_t pixels = (size_t)config->rows * config->cols;
+    size_t real = cc__precision_size(config->precision);
+    int rc = CC_OK;
+    for (int copy = 0; copy < 2 && rc == CC_OK; copy++)
+        for (int field = 0; field < 2 && rc == CC_OK; field++)
+            if ((cpu->state[copy][field] = malloc(pixels * real)) == NULL)
+                rc = CC_ENOMEM;
+    cpu->workers = calloc(threads, sizeof *cpu->workers);
+    if (cpu->workers == NULL)
+        rc = CC_ENOMEM;
+    if (rc == CC_OK && threads > 1) {
+        cpu->scratch = calloc(threads, sizeof *cpu->scratch);
+        rc = cpu->scratch == NULL ? CC_ENOMEM : CC_OK;
+        for (unsigned t = 0; t < threads && rc == CC_OK; t++)
+            rc = cc_clusters_new(&cpu->scratch[t]);
+    }
+    for (unsigned t = 0; t < threads && rc == CC_OK; t++) {
+        /* Bands of rows as equal as integer division makes them. */
+        uint32_t row0 = (uint32_t)((uint64_t)config->rows * t / threads);
+        uint32_t row1 = (uint32_t)((uint64_t)config->rows * (t + 1) / threads);
+        rc = init_worker(&cpu->workers[t], config, row0, row1);
+        if (cpu->scratch != NULL)
+            cpu->workers[t].clusters = cpu->scratch[t];
+    }
+    if (rc != CC_OK) {
+        cc__cpu_destroy(cpu);
+        return cc__message(message, rc, "no memory for the CPU backend's "
+                                        "buffers of %" PRIu32 " x %" PRIu32
+                                        " pixels",
+                           config->rows, config->cols);
+    }
+    rc = cc__pool_new(&cpu->pool, threads);
+    if (rc != CC_OK) {
+        cc__cpu_destroy(cpu);
+        return cc__message(message, rc, "could not start %u worker threads",
+                           threads);
+    }
+    *result = cpu;
+    return CC_OK;
+}
+
+unsigned cc__cpu_threads(const struct cc__cpu *cpu)
+{
+    return cpu->threads;
+}
+
+struct batch {
+    struct cc__cpu *cpu;
+    struct cc__frame_job job; /* frame-independent fields */
+    const struct cc__pedestal *pedestal;
+    const uint16_t *frames;
+    const uint64_t *numbers;
+    uint64_t first_number;
+    size_t n_frames;
+    size_t frame_pixels;
+    atomic_size_t failed_frame; /* the first frame that failed, or SIZE_MAX */
+    atomic_int error;
+};
+
+static void record_failure(struct batch *batch, size_t frame, int error)
+{
+    size_t seen = atomic_load(&batch->failed_frame);
+    while (frame < seen &&
+           !atomic_compare_exchange_weak(&batch->failed_frame, &seen, frame))
+        ;
+    atomic_store(&batch->error, error);
+}
+
+static void run_batch(void *context, unsigned thread)
+{
+    struct batch *batch = context;
+    struct cc__cpu *cpu = batch->cpu;
+    for (size_t k = 0; k < batch->n_frames; k++) {
+        struct cc__frame_job job = batch->job;
+        job.frame = batch->frames + k * batch->frame_pixels;
+        job.number = batch->numbers != NULL ? batch->numbers[k]
+                                            : batch->first_number + k;
+        job.s_in = k == 0 ? batch->pedestal->s : cpu->state[(k - 1) % 2][0];
+        job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
+        job.s_out = cpu->state[k % 2][0];
+        job.s2_out = cpu->state[k % 2][1];
+        int rc = cpu->process_rows(&job, &cpu->workers[thread]);
+        if (rc != CC_OK)
+            record_failure(batch, k, rc);
+        if (k + 1 == batch->n_frames)
+            break;
+        cc__pool_barrier(cpu->pool);
+        /* Every thread reads the same value here: a failure in frame k was
+         * recorded before the barrier, a later one cannot be below k. */
+        if (atomic_load(&batch->failed_frame) <= k)
+            break;
+    }
+}
+
+/* Joins the workers' lists frame by frame in row order, under the cap. */
+static int merge_scratch(struct cc__cpu *cpu, const struct batch *batch,
+                         cc_clusters *out)
+{
+    for (size_t k = 0; k < batch->n_frames; k++) {
+        int rc = cc__clusters_begin_frame(out, cpu->scratch[0]->frames[k].number);
+        for (unsigned t = 0; t < cpu->threads && rc == CC_OK; t++)
+            rc = cc__clusters_append(out, cpu->scratch[t], k,
+                                     batch->job.max_clusters);
+        if (rc != CC_OK)
+            return rc;
+    }
+    return CC_OK;
+}
+
+int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
+                    struct cc__pedestal *pedestal, const uint16_t *frames,
+                    const uint64_t *numbers, uint64_t first_number,
+                    size_t n_frames, cc_clusters *out, char *message)
+{
+    uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
+    cc__clusters_clear(out, nx, ny);
+    if (n_frames == 0)
+        return CC_OK;
+    struct batch batch = {
+        .cpu = cpu,
+        .job = {.rows = config->rows,
+                .cols = config->cols,
+                .half_x = nx / 2,
+                .half_y = ny / 2,
+                .adc_mask = config->adc_mask,
+                .max_clusters = config->max_clusters,
+                .window = pedestal->window,
+                .nsigma = config->nsigma,
+                .c3nsigma = sqrt((double)(nx * ny)) * config->nsigma,
+                .baseline = pedestal->baseline},
+        .pedestal = pedestal,
+        .frames = frames,
+        .numbers = numbers,
+        .first_number = first_number,
+        .n_frames = n_frames,
+        .frame_pixels = (size_t)config->rows * config->cols,
+    };
+    atomic_init(&batch.failed_frame, SIZE_MAX);
+    atomic_init(&batch.error, CC_OK);
+    if (cpu->threads == 1)
+        cpu->workers[0].clusters = out;
+    else
+        for (unsigned t = 0; t < cpu->threads; t++)
+            cc__clusters_clear(cpu->scratch[t], nx, ny);
+    cc__pool_run(cpu->pool, run_batch, &batch);
+    int rc = atomic_load(&batch.error);
+    if (rc == CC_OK && cpu->threads > 1)
+        rc = merge_scratch(cpu, &batch, out);
+    if (rc != CC_OK) {
+        cc__clusters_clear(out, nx, ny);
+        return cc__message(message, rc,
+                           "no memory for the clusters of a batch of %zu "
+                           "frames; the pedestal is unchanged",
+                           n_frames);
+    }
+    size_t last = (n_frames - 1) % 2;
+    void *committed_s = pedestal->s, *committed_s2 = pedestal->s2;
+    pedestal->s = cpu->state[last][0];
+    pedestal->s2 = cpu->state[last][1];
+    cpu->state[last][0] = committed_s;
+    cpu->state[last][1] = committed_s2;
+    return CC_OK;
+}

@@ -1,0 +1,32 @@
+/* energy.c: the energy of one cluster, as SPEC section 4 defines it. */
+#include "internal.h"
+
+/* Sum of the 2x2 cells whose top-left cell is (row, col). */
+static int64_t sum_2x2(uint32_t size_x, const int32_t *values, uint32_t row,
+                       uint32_t col)
+{
+    const int32_t *top = values + (size_t)row * size_x + col;
+    return (int64_t)top[0] + top[1] + top[size_x] + top[size_x + 1];
+}
+
+int64_t cc_cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
+                          const int32_t *values)
+{
+    if (values == NULL || size_x < CC_CLUSTER_SIZE_MIN ||
+        size_y < CC_CLUSTER_SIZE_MIN)
+        return 0;
+    if (energy == CC_ENERGY_SUM2X2) {
+        uint32_t cx = size_x / 2, cy = size_y / 2;
+        int64_t best = sum_2x2(size_x, values, cy - 1, cx - 1);
+        for (uint32_t row = cy - 1; row <= cy; row++)
+            for (uint32_t col = cx - 1; col <= cx; col++) {
+                int64_t sum = sum_2x2(size_x, values, row, col);
+                best = sum > best ? sum : best;
+            }
+        return best;
+    }
+    int64_t sum = 0;
+    for (size_t i = 0; i < (size_t)size_x * size_y; i++)
+        sum += values[i];
+    return sum;
+}

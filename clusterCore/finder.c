@@ -1,0 +1,311 @@
+/*
+ * finder.c: the finder's life cycle and the checks in front of every
+ * public call. The arithmetic lives in pedestal.c and pixel_cpu.c, the
+ * batch machinery in the backends.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct cc_finder {
+    cc_config config;
+    cc_backend backend;
+    char backend_description[CC_MESSAGE_SIZE];
+    struct cc__pedestal pedestal;
+    struct cc__cpu *cpu;
+    cc_finder_stats counts; /* the fields that count work since reset */
+    char last_error[CC_MESSAGE_SIZE];
+};
+
+/* Records the detail of a failure on the finder and returns code. */
+#define FAIL(finder, code, ...) \
+    cc__message((finder)->last_error, (code), __VA_ARGS__)
+
+static unsigned resolve_threads(uint32_t threads)
+{
+    if (threads != 0)
+        return threads;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online < 1)
+        return 1;
+    return online > (long)CC_THREADS_MAX ? CC_THREADS_MAX : (unsigned)online;
+}
+
+/* Chooses the backend for config and builds it. */
+static int open_backend(const cc_config *config, struct cc__cpu **cpu,
+                        cc_backend *backend, char *description, char *message)
+{
+    if (config->backend == CC_BACKEND_CUDA)
+        return cc__message(message, CC_ENOTSUP,
+                           "the CUDA backend is not built into this "
+                           "libclustercore (configure --with-cuda)");
+    int rc = cc__cpu_new(cpu, config, resolve_threads(config->threads),
+                         message);
+    if (rc != CC_OK)
+        return rc;
+    *backend = CC_BACKEND_CPU;
+    unsigned threads = cc__cpu_threads(*cpu);
+    cc__message(description, CC_OK, "CPU, %u thread%s%s", threads,
+                threads == 1 ? "" : "s",
+                config->backend == CC_BACKEND_AUTO
+                    ? " (auto: this build has no CUDA backend)"
+                    : "");
+    return CC_OK;
+}
+
+int cc_finder_new(cc_finder **result, const cc_config *config, char *message)
+{
+    if (result == NULL)
+        return cc__message(message, CC_EINVAL, "finder pointer is NULL");
+    *result = NULL;
+    int rc = cc_config_check(config, message);
+    if (rc != CC_OK)
+        return rc;
+    cc_finder *finder = calloc(1, sizeof *finder);
+    if (finder == NULL)
+        return cc__message(message, CC_ENOMEM, "no memory for a finder");
+    finder->config = *config;
+    rc = cc__pedestal_init(&finder->pedestal,
+                           (size_t)config->rows * config->cols,
+                           config->precision, config->pedestal_frames);
+    if (rc != CC_OK) {
+        free(finder);
+        return cc__message(message, rc,
+                           "no memory for the pedestal of %" PRIu32
+                           " x %" PRIu32 " pixels",
+                           config->rows, config->cols);
+    }
+    rc = open_backend(config, &finder->cpu, &finder->backend,
+                      finder->backend_description, message);
+    if (rc != CC_OK) {
+        cc__pedestal_free(&finder->pedestal);
+        free(finder);
+        return rc;
+    }
+    *result = finder;
+    return CC_OK;
+}
+
+void cc_finder_destroy(cc_finder *finder)
+{
+    if (finder == NULL)
+        return;
+    cc__cpu_destroy(finder->cpu);
+    cc__pedestal_free(&finder->pedestal);
+    free(finder);
+}
+
+const char *cc_finder_last_error(const cc_finder *finder)
+{
+    return finder == NULL ? "finder is NULL" : finder->last_error;
+}
+
+cc_backend cc_finder_backend(const cc_finder *finder)
+{
+    return finder == NULL ? CC_BACKEND_AUTO : finder->backend;
+}
+
+const char *cc_finder_backend_description(const cc_finder *finder)
+{
+    return finder == NULL ? "finder is NULL" : finder->backend_description;
+}
+
+uint32_t cc_finder_threads(const cc_finder *finder)
+{
+    return finder == NULL ? 0 : cc__cpu_threads(finder->cpu);
+}
+
+int cc_finder_get_config(const cc_finder *finder, cc_config *config)
+{
+    if (finder == NULL || config == NULL)
+        return CC_EINVAL;
+    *config = finder->config;
+    return CC_OK;
+}
+
+/* Whether the pedestal learnt under old still means the same under new. */
+static bool pedestal_survives(const cc_config *old, const cc_config *new)
+{
+    return old->rows == new->rows && old->cols == new->cols &&
+           old->pedestal_frames == new->pedestal_frames &&
+           old->adc_mask == new->adc_mask &&
+           old->precision == new->precision && old->backend == new->backend;
+}
+
+int cc_finder_set_config(cc_finder *finder, const cc_config *config)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    cc_finder *next;
+    int rc = cc_finder_new(&next, config, finder->last_error);
+    if (rc != CC_OK)
+        return rc;
+    if (pedestal_survives(&finder->config, config)) {
+        cc__pedestal_swap(&next->pedestal, &finder->pedestal);
+        next->counts = finder->counts;
+    }
+    /* Swap contents so the caller's handle stays valid. */
+    cc_finder held = *finder;
+    *finder = *next;
+    *next = held;
+    cc_finder_destroy(next);
+    return CC_OK;
+}
+
+int cc_finder_get_stats(const cc_finder *finder, cc_finder_stats *stats)
+{
+    if (finder == NULL || stats == NULL)
+        return CC_EINVAL;
+    *stats = finder->counts;
+    stats->state = finder->pedestal.state;
+    stats->frames_trained = finder->pedestal.frames_trained;
+    stats->pedestal_window = finder->pedestal.window;
+    return CC_OK;
+}
+
+void cc_finder_reset(cc_finder *finder)
+{
+    if (finder == NULL)
+        return;
+    cc__pedestal_reset(&finder->pedestal, finder->config.pedestal_frames);
+    finder->counts = (cc_finder_stats){0};
+    finder->last_error[0] = '\0';
+}
+
+int cc_finder_train(cc_finder *finder, const uint16_t *frames,
+                    size_t n_frames)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (frames == NULL && n_frames > 0)
+        return FAIL(finder, CC_EINVAL, "frames is NULL");
+    struct cc__pedestal *pedestal = &finder->pedestal;
+    if (pedestal->state != CC_PEDESTAL_TRAINING)
+        return FAIL(finder, CC_ESTATE,
+                    "the pedestal is ready; reset it to train again");
+    uint64_t missing = pedestal->window - pedestal->frames_trained;
+    if (n_frames > missing)
+        return FAIL(finder, CC_EINVAL,
+                    "%zu dark frames given but only %" PRIu64
+                    " are still needed",
+                    n_frames, missing);
+    for (size_t k = 0; k < n_frames; k++)
+        cc__pedestal_train(pedestal, frames + k * pedestal->pixels,
+                           finder->config.adc_mask);
+    if (pedestal->frames_trained == pedestal->window)
+        cc__pedestal_freeze(pedestal);
+    return CC_OK;
+}
+
+int cc_finder_finish_training(cc_finder *finder)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (finder->pedestal.state != CC_PEDESTAL_TRAINING)
+        return FAIL(finder, CC_ESTATE, "the pedestal is already ready");
+    if (finder->pedestal.frames_trained < 2)
+        return FAIL(finder, CC_ESTATE,
+                    "%" PRIu64 " dark frames trained; at least 2 are needed",
+                    finder->pedestal.frames_trained);
+    cc__pedestal_freeze(&finder->pedestal);
+    return CC_OK;
+}
+
+int cc_finder_process(cc_finder *finder, const uint16_t *frames,
+                      const uint64_t *frame_numbers, size_t n_frames,
+                      cc_clusters *clusters)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (clusters == NULL || (frames == NULL && n_frames > 0))
+        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
+    if (finder->pedestal.state != CC_PEDESTAL_READY)
+        return FAIL(finder, CC_ESTATE,
+                    "the pedestal is still training (%" PRIu64 " of %" PRIu32
+                    " dark frames)",
+                    finder->pedestal.frames_trained, finder->pedestal.window);
+    int rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
+                             frames, frame_numbers,
+                             finder->counts.frames_processed, n_frames,
+                             clusters, finder->last_error);
+    if (rc != CC_OK)
+        return rc;
+    finder->counts.frames_processed += n_frames;
+    finder->counts.clusters += clusters->n_clusters;
+    for (size_t k = 0; k < clusters->n_frames; k++) {
+        finder->counts.clusters_dropped += clusters->frames[k].dropped;
+        finder->counts.frames_truncated += clusters->frames[k].dropped > 0;
+    }
+    return CC_OK;
+}
+
+int cc_finder_pedestal_maps(const cc_finder *finder, double *mean, double *rms)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    const struct cc__pedestal *pedestal = &finder->pedestal;
+    if (pedestal->state == CC_PEDESTAL_READY) {
+        if (pedestal->precision == CC_PRECISION_DOUBLE)
+            cc__pedestal_maps_double(pedestal, mean, rms);
+        else
+            cc__pedestal_maps_float(pedestal, mean, rms);
+        return CC_OK;
+    }
+    if (pedestal->frames_trained == 0)
+        return CC_ESTATE;
+    /* While training: the plain statistics of the frames summed so far. */
+    double n = (double)pedestal->frames_trained;
+    for (size_t p = 0; p < pedestal->pixels; p++) {
+        double m = (double)pedestal->sum[p] / n;
+        double var = (double)pedestal->sum_sq[p] / n - m * m;
+        if (mean != NULL)
+            mean[p] = m;
+        if (rms != NULL)
+            rms[p] = var > 0 ? sqrt(var) : 0.0;
+    }
+    return CC_OK;
+}
+
+int cc_finder_save_pedestal(cc_finder *finder, const char *path)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (path == NULL)
+        return FAIL(finder, CC_EINVAL, "path is NULL");
+    return cc__pedestal_save(&finder->pedestal, finder->config.rows,
+                             finder->config.cols, finder->config.adc_mask,
+                             path, finder->last_error);
+}
+
+int cc_finder_load_pedestal(cc_finder *finder, const char *path)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (path == NULL)
+        return FAIL(finder, CC_EINVAL, "path is NULL");
+    struct cc__pedestal loaded;
+    int rc = cc__pedestal_init(&loaded, finder->pedestal.pixels,
+                               finder->pedestal.precision,
+                               finder->config.pedestal_frames);
+    if (rc != CC_OK)
+        return FAIL(finder, rc, "no memory to load a pedestal");
+    rc = cc__pedestal_load(&loaded, finder->config.rows, finder->config.cols,
+                           finder->config.adc_mask,
+                           finder->config.pedestal_frames, path,
+                           finder->last_error);
+    if (rc == CC_OK) {
+        cc__pedestal_swap(&finder->pedestal, &loaded);
+        finder->counts = (cc_finder_stats){0};
+    }
+    cc__pedestal_free(&loaded);
+    return rc;
+}
+
+const char *cc_version(void)
+{
+    return PACKAGE_VERSION;
+}

@@ -1,0 +1,164 @@
+/*
+ * internal.h: declarations shared by libclustercore's source files and its
+ * tests. Internal symbols start with cc__ and are hidden from the shared
+ * library's interface.
+ */
+#ifndef CLUSTERCORE_INTERNAL_H
+#define CLUSTERCORE_INTERNAL_H
+
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clustercore.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "libclustercore reads and writes little-endian files in host order"
+#endif
+
+/* Formats a message into a CC_MESSAGE_SIZE buffer (NULL is allowed) and
+ * returns code, so that a failure is reported in one statement. */
+int cc__message(char *message, int code, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- cluster lists (clusters.c) ---- */
+
+struct cc__frame_entry {
+    uint64_t number;
+    size_t first;     /* index of the frame's first cluster */
+    uint32_t count;   /* clusters stored */
+    uint32_t dropped; /* clusters counted beyond the cap */
+};
+
+struct cc_clusters {
+    uint32_t size_x, size_y;
+    struct cc__frame_entry *frames;
+    size_t n_frames, frames_capacity;
+    uint16_t *x, *y;
+    int32_t *values; /* size_x * size_y per cluster */
+    size_t n_clusters;
+    size_t x_capacity, y_capacity, values_capacity; /* in elements */
+};
+
+/* Empties the list (keeping its memory) for clusters of size_x * size_y. */
+void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x,
+                        uint32_t size_y);
+/* Opens a new frame; later pushes go into it. */
+int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number);
+/* Adds a cluster to the last frame and points *values at its size_x *
+ * size_y values to fill; when the frame already holds max_clusters (0 = no
+ * cap) the cluster is only counted as dropped and *values is NULL. */
+int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters,
+                      uint16_t x, uint16_t y, int32_t **values);
+/* Appends frame src_frame of src to the last frame of dst, under the cap. */
+int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
+                        size_t src_frame, uint32_t max_clusters);
+
+/* ---- pedestal state (pedestal.c) ---- */
+
+struct cc__pedestal {
+    size_t pixels;
+    cc_precision precision;
+    cc_pedestal_state state;
+    uint64_t frames_trained;
+    uint32_t window;   /* N in force */
+    uint64_t *sum;     /* training: sum of x per pixel */
+    uint64_t *sum_sq;  /* training: sum of x^2 per pixel */
+    uint16_t *baseline; /* X0 per pixel, fixed when training ends */
+    void *s, *s2;       /* centred sums in the working precision */
+};
+
+size_t cc__precision_size(cc_precision precision);
+int cc__pedestal_init(struct cc__pedestal *pedestal, size_t pixels,
+                      cc_precision precision, uint32_t window);
+void cc__pedestal_free(struct cc__pedestal *pedestal);
+void cc__pedestal_reset(struct cc__pedestal *pedestal, uint32_t window);
+void cc__pedestal_train(struct cc__pedestal *pedestal, const uint16_t *frame,
+                        uint16_t adc_mask);
+/* Fixes X0 and converts the centred sums once to the working precision;
+ * the frames trained so far become the window. */
+void cc__pedestal_freeze(struct cc__pedestal *pedestal);
+/* Moves the contents of src into dst (same size and precision). */
+void cc__pedestal_swap(struct cc__pedestal *dst, struct cc__pedestal *src);
+
+/* ---- pedestal files (pedestal_file.c) ---- */
+
+int cc__pedestal_save(const struct cc__pedestal *pedestal, uint32_t rows,
+                      uint32_t cols, uint16_t adc_mask, const char *path,
+                      char *message);
+/* Loads into *loaded, which must be initialised for the same size and
+ * precision; *loaded is untouched on failure. */
+int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
+                      uint32_t cols, uint16_t adc_mask,
+                      uint32_t max_window, const char *path, char *message);
+
+/* ---- the per-pixel arithmetic, once per precision (pixel_cpu.c) ---- */
+
+/* One worker's share of a frame and the scratch rows it needs. */
+struct cc__worker {
+    uint32_t row0, row1; /* rows whose pixels this worker decides */
+    void *v;     /* pedestal-subtracted values, padded by the half sizes */
+    void *hmax;  /* per padded row: max(0, v over the Nx cells around) */
+    void *total; /* per column of the current row: the window sum */
+    void *wmax;  /* per column of the current row: the window max */
+    uint8_t *emit;
+    cc_clusters *clusters;
+};
+
+/* What every worker needs to know of one frame. */
+struct cc__frame_job {
+    const uint16_t *frame;
+    uint64_t number;
+    uint32_t rows, cols, half_x, half_y;
+    uint16_t adc_mask;
+    uint32_t max_clusters;
+    uint32_t window;
+    double nsigma;
+    double c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, as SPEC says */
+    const uint16_t *baseline;
+    const void *s_in, *s2_in; /* state left by the previous frame */
+    void *s_out, *s2_out;     /* state this frame leaves */
+};
+
+#define CC__DECLARE_PRECISION(real)                                          \
+    int cc__process_rows_##real(const struct cc__frame_job *job,            \
+                                struct cc__worker *worker);                 \
+    void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,      \
+                                  double *mean, double *rms);               \
+    void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,         \
+                                   int64_t centred_sum, int64_t centred_sq);
+CC__DECLARE_PRECISION(float)
+CC__DECLARE_PRECISION(double)
+#undef CC__DECLARE_PRECISION
+
+/* ---- thread pool (thread_pool.c) ---- */
+
+struct cc__pool;
+int cc__pool_new(struct cc__pool **pool, unsigned threads);
+void cc__pool_destroy(struct cc__pool *pool);
+unsigned cc__pool_threads(const struct cc__pool *pool);
+/* Runs task(context, t) on every thread t (0 is the caller) and returns
+ * when all have returned. */
+void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
+                  void *context);
+/* Waits until every thread of the running task has reached it. */
+void cc__pool_barrier(struct cc__pool *pool);
+
+/* ---- the CPU backend (cpu_backend.c) ---- */
+
+struct cc__cpu;
+int cc__cpu_new(struct cc__cpu **cpu, const cc_config *config,
+                unsigned threads, char *message);
+void cc__cpu_destroy(struct cc__cpu *cpu);
+unsigned cc__cpu_threads(const struct cc__cpu *cpu);
+/* Processes a batch against pedestal; commits the new state only when the
+ * whole batch succeeded. */
+int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
+                    struct cc__pedestal *pedestal, const uint16_t *frames,
+                    const uint64_t *numbers, uint64_t first_number,
+                    size_t n_frames, cc_clusters *out, char *message);
+
+#endif /* CLUSTERCORE_INTERNAL_H */
