@@ -1,0 +1,77 @@
+/* frames.c: see frames.h. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "frames.h"
+
+void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
+               uint32_t size_x, uint32_t size_y, cc_precision precision,
+               uint32_t threads)
+{
+    cc_config config;
+    cc_config_init(&config);
+    config.rows = rows;
+    config.cols = cols;
+    config.cluster_size_x = size_x;
+    config.cluster_size_y = size_y;
+    config.precision = precision;
+    config.threads = threads;
+    config.pedestal_frames = 2;
+    config.backend = CC_BACKEND_CPU;
+    char message[CC_MESSAGE_SIZE];
+    ck_assert_msg(cc_finder_new(&flat->finder, &config, message) == CC_OK,
+                  "%s", message);
+    ck_assert_int_eq(cc_clusters_new(&flat->clusters), CC_OK);
+    flat->rows = rows;
+    flat->cols = cols;
+    size_t pixels = (size_t)rows * cols;
+    flat->frame = malloc(2 * pixels * sizeof *flat->frame);
+    flat->rms = malloc(pixels * sizeof *flat->rms);
+    ck_assert_ptr_nonnull(flat->frame);
+    ck_assert_ptr_nonnull(flat->rms);
+    for (size_t p = 0; p < pixels; p++) {
+        flat->frame[p] = BASE - 1;
+        flat->frame[pixels + p] = BASE + 1;
+    }
+    ck_assert_int_eq(cc_finder_train(flat->finder, flat->frame, 2), CC_OK);
+    for (size_t p = 0; p < pixels; p++)
+        flat->frame[p] = BASE;
+}
+
+void flat_close(struct flat *flat)
+{
+    cc_finder_destroy(flat->finder);
+    cc_clusters_destroy(flat->clusters);
+    free(flat->frame);
+    free(flat->rms);
+}
+
+void flat_set(struct flat *flat, uint32_t x, uint32_t y, int signal)
+{
+    flat->frame[(size_t)y * flat->cols + x] = (uint16_t)(BASE + signal);
+}
+
+cc_frame_clusters flat_process(struct flat *flat)
+{
+    ck_assert_int_eq(cc_finder_process(flat->finder, flat->frame, NULL, 1,
+                                       flat->clusters),
+                     CC_OK);
+    cc_frame_clusters frame;
+    ck_assert_int_eq(cc_clusters_frame(flat->clusters, 0, &frame), CC_OK);
+    return frame;
+}
+
+double flat_rms(struct flat *flat, uint32_t x, uint32_t y)
+{
+    ck_assert_int_eq(cc_finder_pedestal_maps(flat->finder, NULL, flat->rms),
+                     CC_OK);
+    return flat->rms[(size_t)y * flat->cols + x];
+}
+
+int find_cluster(const cc_frame_clusters *frame, uint32_t x, uint32_t y)
+{
+    for (uint32_t i = 0; i < frame->count; i++)
+        if (frame->x[i] == x && frame->y[i] == y)
+            return (int)i;
+    return -1;
+}

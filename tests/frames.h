@@ -1,0 +1,37 @@
+/*
+ * frames.h: hand-built frames for the unit tests. A "flat" finder is
+ * trained on two frames BASE-1 and BASE+1, which gives every pixel X0 =
+ * BASE, r = 0 and rms = 1 exactly, so a frame of BASE + k holds v = k.
+ */
+#ifndef FRAMES_H
+#define FRAMES_H
+
+#include <stdint.h>
+
+#include "clustercore.h"
+
+#define BASE 1000
+
+struct flat {
+    cc_finder *finder;
+    cc_clusters *clusters;
+    uint16_t *frame; /* BASE everywhere; tests set signals on it */
+    uint32_t rows, cols;
+    double *rms;     /* scratch for pedestal maps */
+};
+
+/* Creates and trains a flat finder (nsigma 5) and an empty frame. */
+void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
+               uint32_t size_x, uint32_t size_y, cc_precision precision,
+               uint32_t threads);
+void flat_close(struct flat *flat);
+/* Sets v = signal at (x, y) of the flat frame. */
+void flat_set(struct flat *flat, uint32_t x, uint32_t y, int signal);
+/* Processes the flat frame and returns its clusters. */
+cc_frame_clusters flat_process(struct flat *flat);
+/* The rms of pixel (x, y) after the last frame. */
+double flat_rms(struct flat *flat, uint32_t x, uint32_t y);
+/* Index of the cluster centred at (x, y) in frame, or -1. */
+int find_cluster(const cc_frame_clusters *frame, uint32_t x, uint32_t y);
+
+#endif

@@ -1,0 +1,14 @@
+/* suites.h: the Check suites of the unit test runner, one per file. */
+#ifndef SUITES_H
+#define SUITES_H
+
+#include <check.h>
+
+Suite *suite_decisions(void);
+Suite *suite_pedestal(void);
+Suite *suite_pedestal_file(void);
+Suite *suite_batches(void);
+Suite *suite_accumulators(void);
+Suite *suite_errors(void);
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * test_accumulators.c: cluster energies, the spectrum and the hit map
+ * (SPEC section 4).
+ */
+#include <check.h>
+#include <math.h>
+
+#include "frames.h"
+#include "suites.h"
+
+/* sum adds every value; sum2x2 takes the best of the four 2x2 windows
+ * that hold the centre. */
+START_TEST(cluster_energies)
+{
+    static const int32_t values[9] = {1, 2, 3, 4, 50, 6, 7, 8, 90};
+    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM, 3, 3, values), 171);
+    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM2X2, 3, 3, values),
+                     50 + 6 + 8 + 90);
+    static const int32_t negative[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM2X2, 3, 3, negative),
+                     -1 - 2 - 4 - 5);
+    int32_t wide[15] = {0};
+    wide[7] = 10; /* centre of 5x3 */
+    wide[1] = 100; /* (dx=-1, dy=-1): in the top-left 2x2 window */
+    wide[0] = 1000; /* (dx=-2, dy=-1): in no window holding the centre */
+    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM2X2, 5, 3, wide), 110);
+    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM, 5, 3, wide), 1110);
+    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM, 2, 3, wide), 0);
+}
+END_TEST
+
+/* Processes one flat frame with photons of the given heights at (2 + 3i, 2). */
+static void photons(struct flat *flat, const int *heights, int n)
+{
+    for (int i = 0; i < n; i++)
+        flat_set(flat, (uint32_t)(2 + 3 * i), 2, heights[i]);
+    flat_process(flat);
+}
+
+/* Bins are [min + i w, min + (i+1) w); below min and at or above max are
+ * counted apart, nothing is lost, and reset empties everything. */
+START_TEST(spectrum_bins_and_overflow)
+{
+    struct flat flat;
+    flat_open(&flat, 8, 32, 3, 3, CC_PRECISION_FLOAT, 1);
+    cc_spectrum *spectrum;
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 4, 10, 50),
+                     CC_OK);
+    static const int heights[8] = {6, 10, 19, 20, 49, 50, 200, 35};
+    photons(&flat, heights, 8);
+    ck_assert_int_eq(cc_spectrum_add(spectrum, flat.clusters), CC_OK);
+    const uint64_t *counts = cc_spectrum_counts(spectrum);
+    ck_assert_uint_eq(cc_spectrum_underflow(spectrum), 1); /* 6 */
+    ck_assert_uint_eq(counts[0], 2);                       /* 10, 19 */
+    ck_assert_uint_eq(counts[1], 1);                       /* 20 */
+    ck_assert_uint_eq(counts[2], 1);                       /* 35 */
+    ck_assert_uint_eq(counts[3], 1);                       /* 49 */
+    ck_assert_uint_eq(cc_spectrum_overflow(spectrum), 2);  /* 50, 200 */
+    ck_assert(cc_spectrum_edge(spectrum, 0) == 10.0);
+    ck_assert(cc_spectrum_edge(spectrum, 1) == 20.0);
+    ck_assert(cc_spectrum_edge(spectrum, 4) == 50.0);
+    cc_spectrum_reset(spectrum);
+    ck_assert_uint_eq(counts[0] + counts[3] + cc_spectrum_underflow(spectrum) +
+                          cc_spectrum_overflow(spectrum),
+                      0);
+    cc_spectrum_destroy(spectrum);
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 0, 0, 1),
+                     CC_EINVAL);
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 4, 5, 5),
+                     CC_EINVAL);
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 4, NAN, 5),
+                     CC_EINVAL);
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, (cc_energy)7, 4, 0, 5),
+                     CC_EINVAL);
+    flat_close(&flat);
+}
+END_TEST
+
+/* The hit map counts centres per pixel across frames until reset, and
+ * refuses, whole, clusters that fall outside it. */
+START_TEST(hitmap_counts_centres)
+{
+    struct flat flat;
+    flat_open(&flat, 8, 32, 3, 3, CC_PRECISION_FLOAT, 1);
+    cc_hitmap *hitmap;
+    ck_assert_int_eq(cc_hitmap_new(&hitmap, 8, 32), CC_OK);
+    static const int heights[2] = {30, 40};
+    photons(&flat, heights, 2);
+    ck_assert_int_eq(cc_hitmap_add(hitmap, flat.clusters), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add(hitmap, flat.clusters), CC_OK);
+    const uint32_t *counts = cc_hitmap_counts(hitmap);
+    ck_assert_uint_eq(counts[2 * 32 + 2], 2);
+    ck_assert_uint_eq(counts[2 * 32 + 5], 2);
+    uint64_t total = 0;
+    for (int p = 0; p < 8 * 32; p++)
+        total += counts[p];
+    ck_assert_uint_eq(total, 4);
+    cc_hitmap *small;
+    ck_assert_int_eq(cc_hitmap_new(&small, 8, 4), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add(small, flat.clusters), CC_EINVAL);
+    ck_assert_uint_eq(cc_hitmap_counts(small)[2 * 4 + 2], 0);
+    cc_hitmap_reset(hitmap);
+    ck_assert_uint_eq(counts[2 * 32 + 2], 0);
+    cc_hitmap_destroy(small);
+    ck_assert_int_eq(cc_hitmap_new(&small, 0, 4), CC_EINVAL);
+    cc_hitmap_destroy(hitmap);
+    flat_close(&flat);
+}
+END_TEST
+
+Suite *suite_accumulators(void)
+{
+    Suite *suite = suite_create("accumulators");
+    TCase *cases = tcase_create("accumulators");
+    tcase_add_test(cases, cluster_energies);
+    tcase_add_test(cases, spectrum_bins_and_overflow);
+    tcase_add_test(cases, hitmap_counts_centres);
+    suite_add_tcase(suite, cases);
+    return suite;
+}

@@ -1,0 +1,269 @@
+/*
+ * test_batches.c: the output is a pure function of the frames and the
+ * settings: the same bytes for any thread count and batch size, nothing
+ * lost under a cap, and float close to double.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "suites.h"
+#include "synthetic.h"
+#include "clustercore.h"
+
+struct run {
+    cc_clusters *clusters; /* every frame of the run */
+    double *mean, *rms;    /* pedestal maps at the end */
+    cc_finder_stats stats;
+};
+
+struct setup {
+    uint32_t rows, cols, size_x, size_y, threads, batch, max_clusters;
+    cc_precision precision;
+    uint32_t dark, frames, photons;
+};
+
+/* Runs synthetic frames through a finder made from setup. */
+static struct run run_frames(const struct setup *setup)
+{
+    cc_config config;
+    cc_config_init(&config);
+    config.rows = setup->rows;
+    config.cols = setup->cols;
+    config.cluster_size_x = setup->size_x;
+    config.cluster_size_y = setup->size_y;
+    config.threads = setup->threads;
+    config.precision = setup->precision;
+    config.pedestal_frames = setup->dark;
+    config.max_clusters = setup->max_clusters;
+    config.backend = CC_BACKEND_CPU;
+    cc_finder *finder;
+    char message[CC_MESSAGE_SIZE];
+    ck_assert_msg(cc_finder_new(&finder, &config, message) == CC_OK, "%s",
+                  message);
+    struct synthetic_model model;
+    synthetic_defaults(&model, setup->rows, setup->cols, 1234);
+    size_t pixels = (size_t)setup->rows * setup->cols;
+    uint16_t *frames = malloc(pixels * setup->batch * sizeof *frames);
+    ck_assert_ptr_nonnull(frames);
+    for (uint32_t k = 0; k < setup->dark; k++) {
+        synthetic_dark_frame(&model, k, frames);
+        ck_assert_int_eq(cc_finder_train(finder, frames, 1), CC_OK);
+    }
+    struct run run = {0};
+    cc_clusters *batch;
+    ck_assert_int_eq(cc_clusters_new(&run.clusters), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&batch), CC_OK);
+    cc__clusters_clear(run.clusters, setup->size_x, setup->size_y);
+    model.photons = setup->photons;
+    for (uint32_t k = 0; k < setup->frames; k += setup->batch) {
+        uint32_t n = setup->frames - k < setup->batch ? setup->frames - k
+                                                      : setup->batch;
+        for (uint32_t i = 0; i < n; i++)
+            ck_assert_int_eq(synthetic_frame(&model, setup->dark + k + i,
+                                             frames + i * pixels, NULL),
+                             0);
+        ck_assert_int_eq(cc_finder_process(finder, frames, NULL, n, batch),
+                         CC_OK);
+        /* Gather the batch into the run's list through the public view. */
+        for (uint32_t i = 0; i < n; i++) {
+            cc_frame_clusters frame;
+            ck_assert_int_eq(cc_clusters_frame(batch, i, &frame), CC_OK);
+            ck_assert_uint_eq(frame.frame_number, k + i);
+            ck_assert_int_eq(cc__clusters_begin_frame(run.clusters,
+                                                      frame.frame_number),
+                             CC_OK);
+            ck_assert_int_eq(cc__clusters_append(run.clusters, batch, i, 0),
+                             CC_OK);
+        }
+    }
+    run.mean = malloc(pixels * sizeof *run.mean);
+    run.rms = malloc(pixels * sizeof *run.rms);
+    ck_assert_int_eq(cc_finder_pedestal_maps(finder, run.mean, run.rms), CC_OK);
+    cc_finder_get_stats(finder, &run.stats);
+    cc_clusters_destroy(batch);
+    free(frames);
+    cc_finder_destroy(finder);
+    return run;
+}
+
+static void free_run(struct run *run)
+{
+    cc_clusters_destroy(run->clusters);
+    free(run->mean);
+    free(run->rms);
+}
+
+static void assert_same_run(const struct run *a, const struct run *b,
+                            size_t pixels)
+{
+    const cc_clusters *ca = a->clusters, *cb = b->clusters;
+    size_t cells = (size_t)ca->size_x * ca->size_y;
+    ck_assert_uint_eq(ca->n_frames, cb->n_frames);
+    ck_assert_uint_eq(ca->n_clusters, cb->n_clusters);
+    for (size_t k = 0; k < ca->n_frames; k++) {
+        ck_assert_uint_eq(ca->frames[k].count, cb->frames[k].count);
+        ck_assert_uint_eq(ca->frames[k].dropped, cb->frames[k].dropped);
+    }
+    ck_assert_mem_eq(ca->x, cb->x, ca->n_clusters * sizeof *ca->x);
+    ck_assert_mem_eq(ca->y, cb->y, ca->n_clusters * sizeof *ca->y);
+    ck_assert_mem_eq(ca->values, cb->values,
+                     ca->n_clusters * cells * sizeof *ca->values);
+    ck_assert_mem_eq(a->mean, b->mean, pixels * sizeof *a->mean);
+    ck_assert_mem_eq(a->rms, b->rms, pixels * sizeof *a->rms);
+}
+
+/* Byte-identical clusters and pedestal for 1, 2, 3, 4 and 7 threads and
+ * batches of 1 and 5 frames, on frames whose sides are not multiples of
+ * anything, for 3x3, 9x9 and 5x3 clusters in both precisions. */
+START_TEST(threads_and_batches_identical)
+{
+    static const uint32_t sizes[3][2] = {{3, 3}, {9, 9}, {5, 3}};
+    struct setup setup = {.rows = 37, .cols = 53, .size_x = sizes[_i % 3][0],
+                          .size_y = sizes[_i % 3][1], .threads = 1,
+                          .batch = 1, .dark = 30, .frames = 24, .photons = 25,
+                          .precision = _i < 3 ? CC_PRECISION_FLOAT
+                                              : CC_PRECISION_DOUBLE};
+    struct run reference = run_frames(&setup);
+    ck_assert_uint_gt(reference.stats.clusters, 100);
+    static const uint32_t threads[] = {2, 3, 4, 7};
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+        for (uint32_t batch = 1; batch <= 5; batch += 4) {
+            setup.threads = threads[t];
+            setup.batch = batch;
+            struct run other = run_frames(&setup);
+            assert_same_run(&reference, &other, 37 * 53);
+            free_run(&other);
+        }
+    free_run(&reference);
+}
+END_TEST
+
+/* A cap stores the first clusters in order and counts the rest: stored +
+ * dropped equals the uncapped count in every frame, and the stats say how
+ * many frames were truncated. */
+START_TEST(cap_counts_what_it_drops)
+{
+    struct setup setup = {.rows = 40, .cols = 40, .size_x = 3, .size_y = 3,
+                          .threads = _i ? 3 : 1, .batch = 4, .dark = 30,
+                          .frames = 12, .photons = 30,
+                          .precision = CC_PRECISION_FLOAT};
+    struct run full = run_frames(&setup);
+    setup.max_clusters = 10;
+    struct run capped = run_frames(&setup);
+    const cc_clusters *f = full.clusters, *c = capped.clusters;
+    uint64_t truncated = 0, dropped = 0;
+    for (size_t k = 0; k < f->n_frames; k++) {
+        cc_frame_clusters all, kept;
+        cc_clusters_frame(f, k, &all);
+        cc_clusters_frame(c, k, &kept);
+        ck_assert_uint_eq(kept.count, all.count < 10 ? all.count : 10);
+        ck_assert_uint_eq(kept.count + kept.dropped, all.count);
+        ck_assert_mem_eq(kept.x, all.x, kept.count * sizeof *kept.x);
+        ck_assert_mem_eq(kept.values, all.values,
+                         kept.count * 9 * sizeof *kept.values);
+        truncated += kept.dropped > 0;
+        dropped += kept.dropped;
+    }
+    ck_assert_uint_gt(truncated, 0);
+    ck_assert_uint_eq(capped.stats.frames_truncated, truncated);
+    ck_assert_uint_eq(capped.stats.clusters_dropped, dropped);
+    ck_assert_uint_eq(capped.stats.clusters + dropped, full.stats.clusters);
+    /* The cap bounds storage, not decisions: the pedestal is the same. */
+    ck_assert_mem_eq(full.rms, capped.rms, 40 * 40 * sizeof *full.rms);
+    free_run(&full);
+    free_run(&capped);
+}
+END_TEST
+
+/* Counts clusters of a that are not in b (same frame, same centre). */
+static size_t clusters_missing(const cc_clusters *a, const cc_clusters *b)
+{
+    size_t missing = 0;
+    for (size_t k = 0; k < a->n_frames; k++) {
+        cc_frame_clusters fa, fb;
+        cc_clusters_frame(a, k, &fa);
+        cc_clusters_frame(b, k, &fb);
+        for (uint32_t i = 0; i < fa.count; i++) {
+            int found = 0;
+            for (uint32_t j = 0; j < fb.count && !found; j++)
+                found = fa.x[i] == fb.x[j] && fa.y[i] == fb.y[j];
+            missing += !found;
+        }
+    }
+    return missing;
+}
+
+/* Float and double on a long run: they differ only where a decision sits
+ * on a rounding edge. The figure is reported; the bound is 1 in 10^4. */
+START_TEST(float_close_to_double)
+{
+    struct setup setup = {.rows = 48, .cols = 48, .size_x = 3, .size_y = 3,
+                          .threads = 2, .batch = 50, .dark = 200,
+                          .frames = 2000, .photons = 35,
+                          .precision = CC_PRECISION_FLOAT};
+    struct run single = run_frames(&setup);
+    setup.precision = CC_PRECISION_DOUBLE;
+    struct run twice = run_frames(&setup);
+    size_t only_float = clusters_missing(single.clusters, twice.clusters);
+    size_t only_double = clusters_missing(twice.clusters, single.clusters);
+    printf("float vs double over %u frames of %ux%u: %zu float and %zu "
+           "double clusters, %zu only in float, %zu only in double\n",
+           setup.frames, setup.rows, setup.cols, single.clusters->n_clusters,
+           twice.clusters->n_clusters, only_float, only_double);
+    ck_assert_uint_gt(twice.clusters->n_clusters, 50000);
+    ck_assert_uint_le(only_float + only_double,
+                      twice.clusters->n_clusters / 10000);
+    free_run(&single);
+    free_run(&twice);
+}
+END_TEST
+
+/* Frame numbers label the output as given, or count from frames_processed. */
+START_TEST(frame_numbers_label_output)
+{
+    cc_config config;
+    cc_config_init(&config);
+    config.rows = config.cols = 8;
+    config.pedestal_frames = 2;
+    cc_finder *finder;
+    ck_assert_int_eq(cc_finder_new(&finder, &config, NULL), CC_OK);
+    uint16_t frames[3][64] = {{0}};
+    ck_assert_int_eq(cc_finder_train(finder, frames[0], 2), CC_OK);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    uint64_t numbers[3] = {1000, 7, 1u << 31};
+    ck_assert_int_eq(cc_finder_process(finder, frames[0], numbers, 3, clusters),
+                     CC_OK);
+    cc_frame_clusters frame;
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(cc_clusters_frame(clusters, k, &frame), CC_OK);
+        ck_assert_uint_eq(frame.frame_number, numbers[k]);
+    }
+    ck_assert_int_eq(cc_finder_process(finder, frames[0], NULL, 2, clusters),
+                     CC_OK);
+    ck_assert_int_eq(cc_clusters_frame(clusters, 1, &frame), CC_OK);
+    ck_assert_uint_eq(frame.frame_number, 4);
+    ck_assert_int_eq(cc_finder_process(finder, frames[0], NULL, 0, clusters),
+                     CC_OK);
+    ck_assert_uint_eq(cc_clusters_frame_count(clusters), 0);
+    ck_assert_int_eq(cc_clusters_frame(clusters, 0, &frame), CC_EINVAL);
+    cc_clusters_destroy(clusters);
+    cc_finder_destroy(finder);
+}
+END_TEST
+
+Suite *suite_batches(void)
+{
+    Suite *suite = suite_create("batches");
+    TCase *identity = tcase_create("identity");
+    tcase_set_timeout(identity, 300);
+    tcase_add_loop_test(identity, threads_and_batches_identical, 0, 6);
+    tcase_add_loop_test(identity, cap_counts_what_it_drops, 0, 2);
+    tcase_add_test(identity, float_close_to_double);
+    tcase_add_test(identity, frame_numbers_label_output);
+    suite_add_tcase(suite, identity);
+    return suite;
+}

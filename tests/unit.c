@@ -1,0 +1,18 @@
+/* unit.c: runs every suite of libclustercore's unit tests. */
+#include <stdlib.h>
+
+#include "suites.h"
+
+int main(void)
+{
+    SRunner *runner = srunner_create(suite_decisions());
+    srunner_add_suite(runner, suite_pedestal());
+    srunner_add_suite(runner, suite_pedestal_file());
+    srunner_add_suite(runner, suite_batches());
+    srunner_add_suite(runner, suite_accumulators());
+    srunner_add_suite(runner, suite_errors());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
