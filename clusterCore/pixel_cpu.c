@@ -8,6 +8,7 @@
  * what a scalar loop would, so the output does not depend on the ISA.
  */
 #include <math.h>
+#include <string.h>
 #include <tgmath.h>
 
 #include "internal.h"
@@ -21,6 +22,14 @@ typedef CC_REAL real;
 #define CC__PASTE(name, type) name##_##type
 #define CC__NAME(name, type) CC__PASTE(name, type)
 #define PRECISION_FN(name) CC__NAME(name, CC_REAL)
+
+/* The row loops are inlined into cc__process_rows so that each of its
+ * instruction-set clones (below) vectorises them at its own width. */
+#if defined(__GNUC__)
+#define ROW_LOOP static inline __attribute__((always_inline))
+#else
+#define ROW_LOOP static inline
+#endif
 
 void PRECISION_FN(cc__pedestal_store)(void *s, void *s2, size_t pixel,
                                       int64_t centred_sum,
@@ -60,137 +69,187 @@ void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
  * its windows touch, and hmax with the running max(0, v) over Nx cells.
  * Padding cells are never written and stay 0, which is exactly SPEC's
  * "skipped in sums and maxima, 0 in the emitted cluster". */
-static void subtract_pedestal(const struct cc__frame_job *job,
+ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
                               struct cc__worker *worker)
 {
-    const uint32_t cols = job->cols, nx = 2 * job->half_x + 1;
-    const size_t width = cols + 2 * job->half_x;
-    const uint32_t padded_rows = worker->row1 - worker->row0 + 2 * job->half_y;
+    const size_t cols = job->cols, nx = 2 * (size_t)job->half_x + 1;
+    const size_t width = cols + 2 * (size_t)job->half_x;
+    const size_t padded_rows =
+        worker->row1 - worker->row0 + 2 * (size_t)job->half_y;
     const real n = (real)job->window;
     const uint16_t mask = job->adc_mask;
-    for (uint32_t j = 0; j < padded_rows; j++) {
-        int64_t row = (int64_t)worker->row0 - job->half_y + j;
+    real *restrict v_all = worker->v;
+    real *restrict hmax_all = worker->hmax;
+    for (size_t j = 0; j < padded_rows; j++) {
+        int64_t row = (int64_t)worker->row0 - job->half_y + (int64_t)j;
         if (row < 0 || row >= job->rows)
             continue;
         size_t first = (size_t)row * cols;
         const uint16_t *restrict x = job->frame + first;
         const uint16_t *restrict baseline = job->baseline + first;
         const real *restrict s = (const real *)job->s_in + first;
-        real *restrict v = (real *)worker->v + j * width;
+        real *restrict v = v_all + j * width;
         real *restrict v_cols = v + job->half_x;
-        for (uint32_t ix = 0; ix < cols; ix++)
-            v_cols[ix] = (real)((int32_t)(x[ix] & mask) - (int32_t)baseline[ix]) -
-                         s[ix] / n;
-        real *restrict hmax = (real *)worker->hmax + (size_t)j * cols;
-        for (uint32_t ix = 0; ix < cols; ix++)
+        for (size_t ix = 0; ix < cols; ix++)
+            v_cols[ix] =
+                (real)((int32_t)(x[ix] & mask) - (int32_t)baseline[ix]) -
+                s[ix] / n;
+        real *restrict hmax = hmax_all + j * cols;
+        for (size_t ix = 0; ix < cols; ix++)
             hmax[ix] = 0;
-        for (uint32_t dx = 0; dx < nx; dx++)
-            for (uint32_t ix = 0; ix < cols; ix++)
+        for (size_t dx = 0; dx < nx; dx++)
+            for (size_t ix = 0; ix < cols; ix++)
                 hmax[ix] = v[ix + dx] > hmax[ix] ? v[ix + dx] : hmax[ix];
     }
 }
 
 /* Window sum (row by row from the top-left cell, as SPEC orders it) and
  * window max for every pixel of padded row i + half_y. */
-static void window_sums(const struct cc__frame_job *job,
-                        struct cc__worker *worker, uint32_t i)
+ROW_LOOP void window_sums(const struct cc__frame_job *job,
+                        struct cc__worker *worker, size_t i)
 {
-    const uint32_t cols = job->cols;
-    const uint32_t nx = 2 * job->half_x + 1, ny = 2 * job->half_y + 1;
-    const size_t width = cols + 2 * job->half_x;
+    const size_t cols = job->cols;
+    const size_t nx = 2 * (size_t)job->half_x + 1;
+    const size_t ny = 2 * (size_t)job->half_y + 1;
+    const size_t width = cols + 2 * (size_t)job->half_x;
+    const real *restrict v_all = worker->v;
+    const real *restrict hmax_all = worker->hmax;
     real *restrict total = worker->total;
     real *restrict wmax = worker->wmax;
-    for (uint32_t ix = 0; ix < cols; ix++)
+    for (size_t ix = 0; ix < cols; ix++)
         total[ix] = wmax[ix] = 0;
-    for (uint32_t dy = 0; dy < ny; dy++) {
-        const real *restrict v = (const real *)worker->v + (i + dy) * width;
-        for (uint32_t dx = 0; dx < nx; dx++)
-            for (uint32_t ix = 0; ix < cols; ix++)
+    for (size_t dy = 0; dy < ny; dy++) {
+        const real *v = v_all + (i + dy) * width;
+        for (size_t dx = 0; dx < nx; dx++)
+            for (size_t ix = 0; ix < cols; ix++)
                 total[ix] += v[ix + dx];
-        const real *restrict hmax =
-            (const real *)worker->hmax + (size_t)(i + dy) * cols;
-        for (uint32_t ix = 0; ix < cols; ix++)
+        const real *hmax = hmax_all + (i + dy) * cols;
+        for (size_t ix = 0; ix < cols; ix++)
             wmax[ix] = hmax[ix] > wmax[ix] ? hmax[ix] : wmax[ix];
     }
 }
 
-/* SPEC section 3 for one row: marks the cluster centres in worker->emit
- * and writes every pixel's next state (updated only when quiet). */
-static void decide_row(const struct cc__frame_job *job,
-                       struct cc__worker *worker, uint32_t iy)
+/* The thresholds of one frame, in working precision. */
+struct thresholds {
+    real n;        /* the window N */
+    real nsigma;   /* rounded to P once */
+    real c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, then rounded to P */
+    uint16_t adc_mask;
+};
+
+/* SPEC section 3 for cols pixels of a row: marks cluster centres in emit
+ * and writes every pixel's next state (updated only when quiet). The
+ * pointers are restrict parameters because that is where GCC trusts them
+ * enough to vectorise without run-time overlap checks. */
+ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
+                          const uint16_t *restrict x,
+                          const uint16_t *restrict baseline,
+                          const real *restrict v, const real *restrict wmax,
+                          const real *restrict total,
+                          const real *restrict s_in,
+                          const real *restrict s2_in, real *restrict s_out,
+                          real *restrict s2_out, uint8_t *restrict emit)
 {
-    const uint32_t cols = job->cols;
-    const size_t width = cols + 2 * job->half_x;
-    const size_t first = (size_t)iy * cols;
-    const real n = (real)job->window;
-    const real nsigma = (real)job->nsigma;
-    const real c3nsigma = (real)job->c3nsigma;
-    const uint16_t mask = job->adc_mask;
-    const uint16_t *restrict x = job->frame + first;
-    const uint16_t *restrict baseline = job->baseline + first;
-    const real *restrict s_in = (const real *)job->s_in + first;
-    const real *restrict s2_in = (const real *)job->s2_in + first;
-    real *restrict s_out = (real *)job->s_out + first;
-    real *restrict s2_out = (real *)job->s2_out + first;
-    const real *restrict v = (const real *)worker->v +
-                             (iy - worker->row0 + job->half_y) * width +
-                             job->half_x;
-    const real *restrict total = worker->total;
-    const real *restrict wmax = worker->wmax;
-    uint8_t *restrict emit = worker->emit;
-    for (uint32_t ix = 0; ix < cols; ix++) {
+    for (size_t ix = 0; ix < cols; ix++) {
         real r, s2_mean;
-        real rms = pixel_rms(s_in[ix], s2_in[ix], n, &r, &s2_mean);
-        real thr = nsigma * rms;
-        real thr3 = c3nsigma * rms;
+        real rms = pixel_rms(s_in[ix], s2_in[ix], t.n, &r, &s2_mean);
+        real thr = t.nsigma * rms;
+        real thr3 = t.c3nsigma * rms;
         real value = v[ix], max = wmax[ix];
-        /* Branch-free so the loop vectorises; each flag is 0 or 1. */
-        int considered = !(value < -thr);        /* rule 1 */
-        int test1 = max > thr;                    /* rule 2 */
-        int test3 = (1 - test1) & (total[ix] > thr3); /* rule 3 */
+        /* Branch-free so the loop vectorises; each flag is 0 or 1. Since
+         * max >= value always, "not value < max" is "value == max". */
+        int considered = !(value < -thr);                   /* rule 1 */
+        int test1 = max > thr;                              /* rule 2 */
+        int test3 = (1 - test1) & (total[ix] > thr3);       /* rule 3 */
         int quiet = considered & (1 - test1) & (1 - test3); /* rule 4 */
-        int is_max = value == max;
-        emit[ix] = (uint8_t)(considered & (test1 | test3) & is_max);
-        /* y - r is value itself; y*y needs y alone. */
-        real y = (real)((int32_t)(x[ix] & mask) - (int32_t)baseline[ix]);
-        s_out[ix] = quiet ? s_in[ix] + value : s_in[ix];
-        s2_out[ix] = quiet ? s2_in[ix] + (y * y - s2_mean) : s2_in[ix];
+        emit[ix] = (uint8_t)(considered & (test1 | test3) & (value == max));
+        /* y - r is value itself; y*y needs y alone. A pixel that is not
+         * quiet adds 0 * step = +-0, which leaves its state bit for bit
+         * (the state is never -0: it starts as a converted integer and a
+         * sum is -0 only when both terms are), and unlike a select this
+         * form lets the compiler vectorise. */
+        real y = (real)((int32_t)(x[ix] & t.adc_mask) - (int32_t)baseline[ix]);
+        s_out[ix] = s_in[ix] + (real)quiet * value;
+        s2_out[ix] = s2_in[ix] + (real)quiet * (y * y - s2_mean);
     }
 }
 
-/* Copies the marked centres of row iy into the worker's cluster list. */
+ROW_LOOP void decide_row(const struct cc__frame_job *job,
+                       struct cc__worker *worker, size_t iy)
+{
+    const size_t width = job->cols + 2 * (size_t)job->half_x;
+    const size_t first = iy * job->cols;
+    const struct thresholds t = {.n = (real)job->window,
+                                 .nsigma = (real)job->nsigma,
+                                 .c3nsigma = (real)job->c3nsigma,
+                                 .adc_mask = job->adc_mask};
+    const real *v = (const real *)worker->v +
+                    (iy - worker->row0 + job->half_y) * width + job->half_x;
+    decide_pixels(job->cols, t, job->frame + first, job->baseline + first, v,
+                  worker->wmax, worker->total,
+                  (const real *)job->s_in + first,
+                  (const real *)job->s2_in + first,
+                  (real *)job->s_out + first, (real *)job->s2_out + first,
+                  worker->emit);
+}
+
+/* round_half_away(v) without a library call: the conversion truncates
+ * toward zero, and v minus its truncation is exact for |v| < 2^23. */
+static inline int32_t round_half_away(real v)
+{
+    int32_t whole = (int32_t)v;
+    real fraction = v - (real)whole;
+    return whole + (fraction >= (real)0.5) - (fraction <= (real)-0.5);
+}
+
+/* Copies the marked centres of row iy into the worker's cluster list.
+ * About 1 pixel in 70 is a centre, so the marks are scanned 8 at a time. */
 static int emit_clusters(const struct cc__frame_job *job,
                          struct cc__worker *worker, uint32_t iy)
 {
-    const uint32_t nx = 2 * job->half_x + 1, ny = 2 * job->half_y + 1;
-    const size_t width = job->cols + 2 * job->half_x;
-    const uint32_t top = iy - worker->row0;
-    for (uint32_t ix = 0; ix < job->cols; ix++) {
-        if (!worker->emit[ix])
+    const size_t nx = 2 * (size_t)job->half_x + 1;
+    const size_t ny = 2 * (size_t)job->half_y + 1;
+    const size_t width = job->cols + 2 * (size_t)job->half_x;
+    const size_t top = iy - worker->row0;
+    const real *v_all = worker->v;
+    for (size_t block = 0; block < job->cols; block += 8) {
+        size_t end = block + 8 < job->cols ? block + 8 : job->cols;
+        uint64_t marks = 0;
+        memcpy(&marks, worker->emit + block, end - block);
+        if (marks == 0)
             continue;
-        int32_t *values;
-        int rc = cc__clusters_push(worker->clusters, job->max_clusters,
-                                   (uint16_t)ix, (uint16_t)iy, &values);
-        if (rc != CC_OK)
-            return rc;
-        if (values == NULL)
-            continue; /* beyond the cap: counted by the push */
-        for (uint32_t dy = 0; dy < ny; dy++) {
-            const real *v = (const real *)worker->v + (top + dy) * width + ix;
-            for (uint32_t dx = 0; dx < nx; dx++)
-                *values++ = (int32_t)round(v[dx]);
+        for (size_t ix = block; ix < end; ix++) {
+            if (!worker->emit[ix])
+                continue;
+            int32_t *values;
+            int rc = cc__clusters_push(worker->clusters, job->max_clusters,
+                                       (uint16_t)ix, (uint16_t)iy, &values);
+            if (rc != CC_OK)
+                return rc;
+            if (values == NULL)
+                continue; /* beyond the cap: counted by the push */
+            for (size_t dy = 0; dy < ny; dy++) {
+                const real *v = v_all + (top + dy) * width + ix;
+                for (size_t dx = 0; dx < nx; dx++)
+                    *values++ = round_half_away(v[dx]);
+            }
         }
     }
     return CC_OK;
 }
 
+/* Built for AVX2 and for the baseline, chosen at load time. AVX2 without
+ * FMA changes only the vector width: every lane rounds as scalar code. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 int PRECISION_FN(cc__process_rows)(const struct cc__frame_job *job,
                                    struct cc__worker *worker)
 {
     subtract_pedestal(job, worker);
     int rc = cc__clusters_begin_frame(worker->clusters, job->number);
     for (uint32_t iy = worker->row0; iy < worker->row1 && rc == CC_OK; iy++) {
-        window_sums(job, worker, iy - worker->row0);
+        window_sums(job, worker, (size_t)(iy - worker->row0));
         decide_row(job, worker, iy);
         rc = emit_clusters(job, worker, iy);
     }

@@ -292,6 +292,43 @@ START_TEST(adc_mask_applied_first)
 }
 END_TEST
 
+/* Cluster values are round_half_away(v): with X0 = BASE + 1 and r = -0.5
+ * (training frames BASE and BASE + 1), raw BASE + 1 + k gives v = k + 0.5. */
+START_TEST(values_round_half_away)
+{
+    struct flat half;
+    flat_open(&half, 8, 8, 3, 3, _i ? CC_PRECISION_DOUBLE : CC_PRECISION_FLOAT,
+              1);
+    cc_finder_reset(half.finder);
+    size_t pixels = (size_t)half.rows * half.cols;
+    uint16_t *dark = malloc(2 * pixels * sizeof *dark);
+    ck_assert_ptr_nonnull(dark);
+    for (size_t p = 0; p < pixels; p++) {
+        dark[p] = BASE;
+        dark[pixels + p] = BASE + 1;
+    }
+    ck_assert_int_eq(cc_finder_train(half.finder, dark, 2), CC_OK);
+    free(dark);
+    /* rms = 0.5, thr = 2.5: the centre's v = 6.5 clears it. */
+    flat_set(&half, 4, 4, 1 + 6);  /* v = 6.5 -> 7 */
+    flat_set(&half, 3, 3, 0);      /* v = -0.5 -> -1 */
+    flat_set(&half, 5, 3, 1);      /* v = 0.5 -> 1 */
+    flat_set(&half, 4, 5, 1 + 1);  /* v = 1.5 -> 2 */
+    flat_set(&half, 3, 5, -1);     /* v = -1.5 -> -2 */
+    for (uint32_t y = 3; y <= 5; y++)
+        for (uint32_t x = 3; x <= 5; x++)
+            if (half.frame[y * half.cols + x] == BASE)
+                flat_set(&half, x, y, 1); /* v = 0.5 */
+    flat_set(&half, 3, 3, 0);
+    cc_frame_clusters frame = flat_process(&half);
+    ck_assert_uint_eq(frame.count, 1);
+    static const int32_t want[9] = {-1, 1, 1, 1, 7, 1, -2, 2, 1};
+    for (int i = 0; i < 9; i++)
+        ck_assert_int_eq(frame.values[i], want[i]);
+    flat_close(&half);
+}
+END_TEST
+
 Suite *suite_decisions(void)
 {
     Suite *suite = suite_create("decisions");
@@ -310,6 +347,7 @@ Suite *suite_decisions(void)
     tcase_add_test(rules, frozen_model);
     tcase_add_test(rules, double_precision_decisions);
     tcase_add_test(rules, adc_mask_applied_first);
+    tcase_add_loop_test(rules, values_round_half_away, 0, 2);
     suite_add_tcase(suite, rules);
     return suite;
 }
