@@ -155,13 +155,15 @@ int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
     if (rc != CC_OK)
         return rc;
     size_t cells = (size_t)dst->size_x * dst->size_y;
-    memcpy(dst->x + dst->n_clusters, src->x + from->first,
-           take * sizeof *dst->x);
-    memcpy(dst->y + dst->n_clusters, src->y + from->first,
-           take * sizeof *dst->y);
-    memcpy(dst->values + dst->n_clusters * cells,
-           src->values + from->first * cells,
-           take * cells * sizeof *dst->values);
+    if (take > 0) { /* the arrays may still be NULL otherwise */
+        memcpy(dst->x + dst->n_clusters, src->x + from->first,
+               take * sizeof *dst->x);
+        memcpy(dst->y + dst->n_clusters, src->y + from->first,
+               take * sizeof *dst->y);
+        memcpy(dst->values + dst->n_clusters * cells,
+               src->values + from->first * cells,
+               take * cells * sizeof *dst->values);
+    }
     dst->n_clusters += take;
     frame->count += take;
     frame->dropped += from->dropped + (from->count - take);

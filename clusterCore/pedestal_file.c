@@ -53,8 +53,9 @@ static uint32_t crc32_update(uint32_t crc, const void *data, size_t size)
     return ~crc;
 }
 
-/* The payload as up to three (pointer, size) parts, in file order. */
+/* The payload as two or three (pointer, size) parts, in file order. */
 struct payload {
+    int parts;
     void *part[3];
     size_t size[3];
 };
@@ -65,16 +66,17 @@ static struct payload payload_of(const struct cc__pedestal *pedestal,
     size_t n = pedestal->pixels;
     size_t real = cc__precision_size(pedestal->precision);
     if (state == CC_PEDESTAL_TRAINING)
-        return (struct payload){{pedestal->sum, pedestal->sum_sq, NULL},
-                                {n * 8, n * 8, 0}};
-    return (struct payload){{pedestal->baseline, pedestal->s, pedestal->s2},
+        return (struct payload){
+            2, {pedestal->sum, pedestal->sum_sq}, {n * 8, n * 8}};
+    return (struct payload){3,
+                            {pedestal->baseline, pedestal->s, pedestal->s2},
                             {n * 2, n * real, n * real}};
 }
 
 static uint32_t payload_crc(const struct payload *payload)
 {
     uint32_t crc = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < payload->parts; i++)
         crc = crc32_update(crc, payload->part[i], payload->size[i]);
     return crc;
 }
@@ -115,7 +117,7 @@ int cc__pedestal_save(const struct cc__pedestal *pedestal, uint32_t rows,
     FILE *file = fdopen(fd, "wb");
     bool written = file != NULL &&
                    fwrite(&header, sizeof header, 1, file) == 1;
-    for (int i = 0; i < 3 && written; i++)
+    for (int i = 0; i < payload.parts && written; i++)
         written = fwrite(payload.part[i], 1, payload.size[i], file) ==
                   payload.size[i];
     written = written && fflush(file) == 0 && fsync(fd) == 0;
@@ -203,7 +205,7 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
                  : cc__message(message, CC_EFORMAT,
                                "%s is truncated: no complete header", path);
     struct payload payload = payload_of(loaded, (cc_pedestal_state)header.state);
-    for (int i = 0; i < 3 && rc == CC_OK; i++)
+    for (int i = 0; i < payload.parts && rc == CC_OK; i++)
         if (!read_exactly(file, payload.part[i], payload.size[i]))
             rc = cc__message(message, CC_EFORMAT, "%s is truncated", path);
     if (rc == CC_OK && fgetc(file) != EOF)

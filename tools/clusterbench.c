@@ -179,9 +179,9 @@ static void print_machine(int argc, char **argv)
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&t));
     printf("clusterbench (clustercore %s), %s\n", cc_version(), date);
-    printf("machine: %s, %ld online CPUs\ncommand:", model,
+    printf("machine: %s, %ld online CPUs\ncommand: clusterbench", model,
            sysconf(_SC_NPROCESSORS_ONLN));
-    for (int i = 0; i < argc; i++)
+    for (int i = 1; i < argc; i++)
         printf(" %s", argv[i]);
     printf("\n\n| cluster | threads | precision | frames/s (median) | min | max "
            "| clusters/frame | page faults timed |\n"
