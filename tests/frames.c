@@ -4,23 +4,36 @@
 
 #include "frames.h"
 
-void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
-               uint32_t size_x, uint32_t size_y, cc_precision precision,
-               uint32_t threads)
+cc_config test_config(uint32_t rows, uint32_t cols)
 {
     cc_config config;
     cc_config_init(&config);
     config.rows = rows;
     config.cols = cols;
+    config.backend = CC_BACKEND_CPU;
+    return config;
+}
+
+cc_finder *test_finder(const cc_config *config)
+{
+    cc_finder *finder;
+    char message[CC_MESSAGE_SIZE];
+    ck_assert_msg(cc_finder_new(&finder, config, message) == CC_OK, "%s",
+                  message);
+    return finder;
+}
+
+void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
+               uint32_t size_x, uint32_t size_y, cc_precision precision,
+               uint32_t threads)
+{
+    cc_config config = test_config(rows, cols);
     config.cluster_size_x = size_x;
     config.cluster_size_y = size_y;
     config.precision = precision;
     config.threads = threads;
     config.pedestal_frames = 2;
-    config.backend = CC_BACKEND_CPU;
-    char message[CC_MESSAGE_SIZE];
-    ck_assert_msg(cc_finder_new(&flat->finder, &config, message) == CC_OK,
-                  "%s", message);
+    flat->finder = test_finder(&config);
     ck_assert_int_eq(cc_clusters_new(&flat->clusters), CC_OK);
     flat->rows = rows;
     flat->cols = cols;
@@ -29,9 +42,16 @@ void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
     flat->rms = malloc(pixels * sizeof *flat->rms);
     ck_assert_ptr_nonnull(flat->frame);
     ck_assert_ptr_nonnull(flat->rms);
+    flat_retrain(flat, BASE - 1, BASE + 1);
+}
+
+void flat_retrain(struct flat *flat, uint16_t first, uint16_t second)
+{
+    size_t pixels = (size_t)flat->rows * flat->cols;
+    cc_finder_reset(flat->finder);
     for (size_t p = 0; p < pixels; p++) {
-        flat->frame[p] = BASE - 1;
-        flat->frame[pixels + p] = BASE + 1;
+        flat->frame[p] = first;
+        flat->frame[pixels + p] = second;
     }
     ck_assert_int_eq(cc_finder_train(flat->finder, flat->frame, 2), CC_OK);
     for (size_t p = 0; p < pixels; p++)

@@ -20,11 +20,19 @@ struct flat {
     double *rms;     /* scratch for pedestal maps */
 };
 
+/* The default configuration for rows x cols on the CPU backend. */
+cc_config test_config(uint32_t rows, uint32_t cols);
+/* A new finder for config; the test fails with the library's message if
+ * it cannot be made. */
+cc_finder *test_finder(const cc_config *config);
+
 /* Creates and trains a flat finder (nsigma 5) and an empty frame. */
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
                uint32_t size_x, uint32_t size_y, cc_precision precision,
                uint32_t threads);
 void flat_close(struct flat *flat);
+/* Resets the finder and trains it on two frames of the given raw values. */
+void flat_retrain(struct flat *flat, uint16_t first, uint16_t second);
 /* Sets v = signal at (x, y) of the flat frame. */
 void flat_set(struct flat *flat, uint32_t x, uint32_t y, int signal);
 /* Processes the flat frame and returns its clusters. */

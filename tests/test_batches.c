@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "internal.h"
 #include "suites.h"
 #include "synthetic.h"
@@ -28,21 +29,14 @@ struct setup {
 /* Runs synthetic frames through a finder made from setup. */
 static struct run run_frames(const struct setup *setup)
 {
-    cc_config config;
-    cc_config_init(&config);
-    config.rows = setup->rows;
-    config.cols = setup->cols;
+    cc_config config = test_config(setup->rows, setup->cols);
     config.cluster_size_x = setup->size_x;
     config.cluster_size_y = setup->size_y;
     config.threads = setup->threads;
     config.precision = setup->precision;
     config.pedestal_frames = setup->dark;
     config.max_clusters = setup->max_clusters;
-    config.backend = CC_BACKEND_CPU;
-    cc_finder *finder;
-    char message[CC_MESSAGE_SIZE];
-    ck_assert_msg(cc_finder_new(&finder, &config, message) == CC_OK, "%s",
-                  message);
+    cc_finder *finder = test_finder(&config);
     struct synthetic_model model;
     synthetic_defaults(&model, setup->rows, setup->cols, 1234);
     size_t pixels = (size_t)setup->rows * setup->cols;
@@ -224,12 +218,9 @@ END_TEST
 /* Frame numbers label the output as given, or count from frames_processed. */
 START_TEST(frame_numbers_label_output)
 {
-    cc_config config;
-    cc_config_init(&config);
-    config.rows = config.cols = 8;
+    cc_config config = test_config(8, 8);
     config.pedestal_frames = 2;
-    cc_finder *finder;
-    ck_assert_int_eq(cc_finder_new(&finder, &config, NULL), CC_OK);
+    cc_finder *finder = test_finder(&config);
     uint16_t frames[3][64] = {{0}};
     ck_assert_int_eq(cc_finder_train(finder, frames[0], 2), CC_OK);
     cc_clusters *clusters;

@@ -6,7 +6,6 @@
  */
 #include <check.h>
 #include <math.h>
-#include <stdlib.h>
 
 #include "frames.h"
 #include "suites.h"
@@ -82,15 +81,21 @@ START_TEST(test1_store)
 }
 END_TEST
 
-/* Rule 3: no pixel over thr, but the window sum clears thr3 = 3 * 5 and
- * the pixel is its window's max: a cluster. */
-START_TEST(test3_store)
+/* A 4 at (5,5) ringed by eight 3s: none over thr, the centre's sum 28. */
+static void plant_ring(void)
 {
     flat_set(&flat, 5, 5, 4);
     for (int dy = -1; dy <= 1; dy++)
         for (int dx = -1; dx <= 1; dx++)
             if (dx != 0 || dy != 0)
                 flat_set(&flat, 5 + dx, 5 + dy, 3);
+}
+
+/* Rule 3: no pixel over thr, but the window sum clears thr3 = 3 * 5 and
+ * the pixel is its window's max: a cluster. */
+START_TEST(test3_store)
+{
+    plant_ring();
     cc_frame_clusters frame = flat_process(&flat);
     ck_assert_uint_eq(frame.count, 1);
     ck_assert_int_eq(find_cluster(&frame, 5, 5), 0);
@@ -105,11 +110,7 @@ END_TEST
  * sum 19 > 15, v = 3 < max = 4. (3,5) sees 3 threes: sum 9, quiet. */
 START_TEST(test3_pass_not_max)
 {
-    flat_set(&flat, 5, 5, 4);
-    for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++)
-            if (dx != 0 || dy != 0)
-                flat_set(&flat, 5 + dx, 5 + dy, 3);
+    plant_ring();
     cc_frame_clusters frame = flat_process(&flat);
     ck_assert_uint_eq(frame.count, 1);
     assert_not_updated(4, 5);
@@ -269,16 +270,7 @@ START_TEST(adc_mask_applied_first)
 {
     struct flat masked;
     flat_open(&masked, 12, 12, 3, 3, CC_PRECISION_FLOAT, 1);
-    cc_finder_reset(masked.finder);
-    size_t pixels = (size_t)masked.rows * masked.cols;
-    uint16_t *dark = malloc(2 * pixels * sizeof *dark);
-    ck_assert_ptr_nonnull(dark);
-    for (size_t p = 0; p < pixels; p++) {
-        dark[p] = 0xC000 | (BASE - 1);
-        dark[pixels + p] = 0x4000 | (BASE + 1);
-    }
-    ck_assert_int_eq(cc_finder_train(masked.finder, dark, 2), CC_OK);
-    free(dark);
+    flat_retrain(&masked, 0xC000 | (BASE - 1), 0x4000 | (BASE + 1));
     flat_set(&flat, 5, 5, 10);
     flat_set(&masked, 5, 5, 10);
     masked.frame[5 * masked.cols + 5] |= 0x8000;
@@ -299,16 +291,7 @@ START_TEST(values_round_half_away)
     struct flat half;
     flat_open(&half, 8, 8, 3, 3, _i ? CC_PRECISION_DOUBLE : CC_PRECISION_FLOAT,
               1);
-    cc_finder_reset(half.finder);
-    size_t pixels = (size_t)half.rows * half.cols;
-    uint16_t *dark = malloc(2 * pixels * sizeof *dark);
-    ck_assert_ptr_nonnull(dark);
-    for (size_t p = 0; p < pixels; p++) {
-        dark[p] = BASE;
-        dark[pixels + p] = BASE + 1;
-    }
-    ck_assert_int_eq(cc_finder_train(half.finder, dark, 2), CC_OK);
-    free(dark);
+    flat_retrain(&half, BASE, BASE + 1);
     /* rms = 0.5, thr = 2.5: the centre's v = 6.5 clears it. */
     flat_set(&half, 4, 4, 1 + 6);  /* v = 6.5 -> 7 */
     flat_set(&half, 3, 3, 0);      /* v = -0.5 -> -1 */

@@ -13,11 +13,7 @@
 
 static cc_config valid_config(void)
 {
-    cc_config config;
-    cc_config_init(&config);
-    config.rows = 16;
-    config.cols = 16;
-    return config;
+    return test_config(16, 16);
 }
 
 /* Refuses config with CC_EINVAL and a message naming field. */
@@ -126,8 +122,7 @@ END_TEST
 START_TEST(processing_before_training)
 {
     cc_config config = valid_config();
-    cc_finder *finder;
-    ck_assert_int_eq(cc_finder_new(&finder, &config, NULL), CC_OK);
+    cc_finder *finder = test_finder(&config);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
     uint16_t frame[256] = {0};

@@ -14,18 +14,10 @@
 static cc_finder *new_finder(uint32_t rows, uint32_t cols, uint32_t window,
                              cc_precision precision)
 {
-    cc_config config;
-    cc_config_init(&config);
-    config.rows = rows;
-    config.cols = cols;
+    cc_config config = test_config(rows, cols);
     config.pedestal_frames = window;
     config.precision = precision;
-    config.backend = CC_BACKEND_CPU;
-    cc_finder *finder;
-    char message[CC_MESSAGE_SIZE];
-    ck_assert_msg(cc_finder_new(&finder, &config, message) == CC_OK, "%s",
-                  message);
-    return finder;
+    return test_finder(&config);
 }
 
 /* Training ends in X0 = round_half_away(sum / n) and the exact centred

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "frames.h"
 #include "suites.h"
 #include "synthetic.h"
 #include "clustercore.h"
@@ -50,18 +51,14 @@ static const uint16_t *frame(int k)
     return frames + (size_t)k * ROWS * COLS;
 }
 
-static cc_finder *new_finder(cc_precision precision, uint32_t rows)
+static cc_finder *new_finder(cc_precision precision, uint32_t rows,
+                             uint16_t adc_mask)
 {
-    cc_config config;
-    cc_config_init(&config);
-    config.rows = rows;
-    config.cols = COLS;
+    cc_config config = test_config(rows, COLS);
     config.pedestal_frames = WINDOW;
     config.precision = precision;
-    config.backend = CC_BACKEND_CPU;
-    cc_finder *finder;
-    ck_assert_int_eq(cc_finder_new(&finder, &config, NULL), CC_OK);
-    return finder;
+    config.adc_mask = adc_mask;
+    return test_finder(&config);
 }
 
 /* Processes frames [first, first + count) on both finders and asserts
@@ -94,8 +91,8 @@ static size_t assert_same_output(cc_finder *a, cc_finder *b, int first,
 START_TEST(round_trip_ready)
 {
     cc_precision precision = _i ? CC_PRECISION_DOUBLE : CC_PRECISION_FLOAT;
-    cc_finder *saver = new_finder(precision, ROWS);
-    cc_finder *loader = new_finder(precision, ROWS);
+    cc_finder *saver = new_finder(precision, ROWS, 0x3FFF);
+    cc_finder *loader = new_finder(precision, ROWS, 0x3FFF);
     ck_assert_int_eq(cc_finder_train(saver, frame(0), WINDOW), CC_OK);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
@@ -114,8 +111,8 @@ END_TEST
 /* Save part-way through training, load, and finish training on both. */
 START_TEST(round_trip_training)
 {
-    cc_finder *saver = new_finder(CC_PRECISION_FLOAT, ROWS);
-    cc_finder *loader = new_finder(CC_PRECISION_FLOAT, ROWS);
+    cc_finder *saver = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
+    cc_finder *loader = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     ck_assert_int_eq(cc_finder_train(saver, frame(0), 15), CC_OK);
     ck_assert_int_eq(cc_finder_save_pedestal(saver, path), CC_OK);
     ck_assert_int_eq(cc_finder_load_pedestal(loader, path), CC_OK);
@@ -159,8 +156,8 @@ static unsigned char *read_bytes(const char *name, size_t *size)
 static void assert_load_fails(const unsigned char *data, size_t size,
                               int want)
 {
-    cc_finder *victim = new_finder(CC_PRECISION_FLOAT, ROWS);
-    cc_finder *twin = new_finder(CC_PRECISION_FLOAT, ROWS);
+    cc_finder *victim = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
+    cc_finder *twin = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     ck_assert_int_eq(cc_finder_train(victim, frame(0), WINDOW), CC_OK);
     ck_assert_int_eq(cc_finder_train(twin, frame(0), WINDOW), CC_OK);
     write_bytes(path, data, size);
@@ -174,7 +171,7 @@ static void assert_load_fails(const unsigned char *data, size_t size,
 /* Truncated, overlong and corrupted files are refused as malformed. */
 START_TEST(damaged_files_refused)
 {
-    cc_finder *saver = new_finder(CC_PRECISION_FLOAT, ROWS);
+    cc_finder *saver = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     ck_assert_int_eq(cc_finder_train(saver, frame(0), WINDOW), CC_OK);
     ck_assert_int_eq(cc_finder_save_pedestal(saver, path), CC_OK);
     cc_finder_destroy(saver);
@@ -195,40 +192,25 @@ START_TEST(damaged_files_refused)
 }
 END_TEST
 
-/* A pedestal of another frame size, precision or ADC mask is refused. */
-START_TEST(mismatched_files_refused)
+/* Saves the trained pedestal of other, which differs from the finders of
+ * assert_load_fails, and checks that they refuse it as a mismatch. */
+static void assert_foreign_refused(cc_finder *other)
 {
-    cc_finder *other_size = new_finder(CC_PRECISION_FLOAT, ROWS - 8);
-    ck_assert_int_eq(cc_finder_train(other_size, frame(0), WINDOW), CC_OK);
-    ck_assert_int_eq(cc_finder_save_pedestal(other_size, path), CC_OK);
+    ck_assert_int_eq(cc_finder_train(other, frame(0), WINDOW), CC_OK);
+    ck_assert_int_eq(cc_finder_save_pedestal(other, path), CC_OK);
     size_t size;
     unsigned char *data = read_bytes(path, &size);
     assert_load_fails(data, size, CC_EMISMATCH);
     free(data);
-    cc_finder_destroy(other_size);
+    cc_finder_destroy(other);
+}
 
-    cc_finder *other_precision = new_finder(CC_PRECISION_DOUBLE, ROWS);
-    ck_assert_int_eq(cc_finder_train(other_precision, frame(0), WINDOW), CC_OK);
-    ck_assert_int_eq(cc_finder_save_pedestal(other_precision, path), CC_OK);
-    data = read_bytes(path, &size);
-    assert_load_fails(data, size, CC_EMISMATCH);
-    free(data);
-    cc_finder_destroy(other_precision);
-
-    cc_config config;
-    cc_config_init(&config);
-    config.rows = ROWS;
-    config.cols = COLS;
-    config.pedestal_frames = WINDOW;
-    config.adc_mask = 0x0FFF;
-    cc_finder *other_mask;
-    ck_assert_int_eq(cc_finder_new(&other_mask, &config, NULL), CC_OK);
-    ck_assert_int_eq(cc_finder_train(other_mask, frame(0), WINDOW), CC_OK);
-    ck_assert_int_eq(cc_finder_save_pedestal(other_mask, path), CC_OK);
-    data = read_bytes(path, &size);
-    assert_load_fails(data, size, CC_EMISMATCH);
-    free(data);
-    cc_finder_destroy(other_mask);
+/* A pedestal of another frame size, precision or ADC mask is refused. */
+START_TEST(mismatched_files_refused)
+{
+    assert_foreign_refused(new_finder(CC_PRECISION_FLOAT, ROWS - 8, 0x3FFF));
+    assert_foreign_refused(new_finder(CC_PRECISION_DOUBLE, ROWS, 0x3FFF));
+    assert_foreign_refused(new_finder(CC_PRECISION_FLOAT, ROWS, 0x0FFF));
 }
 END_TEST
 
@@ -236,7 +218,7 @@ END_TEST
  * file behind, not even the temporary one. */
 START_TEST(missing_and_unwritable_paths)
 {
-    cc_finder *finder = new_finder(CC_PRECISION_FLOAT, ROWS);
+    cc_finder *finder = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     char missing[300];
     snprintf(missing, sizeof missing, "%s/no/such/dir/p.ccped", directory);
     ck_assert_int_eq(cc_finder_load_pedestal(finder, missing), CC_EIO);
