@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "frames.h"
 #include "internal.h"
@@ -246,6 +248,94 @@ START_TEST(frame_numbers_label_output)
 }
 END_TEST
 
+#if !defined(__SANITIZE_ADDRESS__)
+/* Lowers the soft address-space limit to what the process uses now plus
+ * headroom bytes, or restores the saved limit when restore is set. */
+static void limit_memory(size_t headroom, int restore)
+{
+    static struct rlimit saved;
+    if (restore) {
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &saved), 0);
+        return;
+    }
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &saved), 0);
+    FILE *statm = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(statm);
+    unsigned long pages = 0;
+    ck_assert_int_eq(fscanf(statm, "%lu", &pages), 1);
+    fclose(statm);
+    struct rlimit lowered = saved;
+    lowered.rlim_cur = pages * (rlim_t)sysconf(_SC_PAGESIZE) + headroom;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lowered), 0);
+}
+
+/* A batch that runs out of memory in its last frame fails whole: no
+ * frame counted, the pedestal as before the call, no clusters returned;
+ * with memory back, the same batch gives what an untouched twin gives.
+ * (Not built under AddressSanitizer, which needs the address space.) */
+START_TEST(failed_batch_changes_nothing)
+{
+    struct flat victim, twin;
+    flat_open(&victim, 400, 400, 3, 3, CC_PRECISION_FLOAT, 1);
+    flat_open(&twin, 400, 400, 3, 3, CC_PRECISION_FLOAT, 1);
+    size_t pixels = 400 * 400;
+    uint16_t *frames = malloc(3 * pixels * sizeof *frames);
+    double *before = malloc(2 * pixels * sizeof *before);
+    double *after = malloc(2 * pixels * sizeof *after);
+    ck_assert(frames && before && after);
+    /* Two quiet frames (v = 1 moves every mean) with a photon each, then
+     * one where every pixel is an equal maximum: 160000 clusters that
+     * need 6 MB of cluster list. */
+    for (size_t p = 0; p < 3 * pixels; p++)
+        frames[p] = p < 2 * pixels ? BASE + 1 : BASE + 10;
+    frames[1000] = frames[pixels + 5000] = BASE + 50;
+    ck_assert_int_eq(cc_finder_pedestal_maps(victim.finder, before,
+                                             before + pixels),
+                     CC_OK);
+
+    limit_memory(1 << 20, 0);
+    int rc = cc_finder_process(victim.finder, frames, NULL, 3,
+                               victim.clusters);
+    limit_memory(0, 1);
+    ck_assert_int_eq(rc, CC_ENOMEM);
+    ck_assert_ptr_nonnull(strstr(cc_finder_last_error(victim.finder),
+                                 "pedestal is unchanged"));
+    ck_assert_uint_eq(cc_clusters_frame_count(victim.clusters), 0);
+    cc_finder_stats stats;
+    cc_finder_get_stats(victim.finder, &stats);
+    ck_assert_uint_eq(stats.frames_processed + stats.clusters, 0);
+    ck_assert_int_eq(cc_finder_pedestal_maps(victim.finder, after,
+                                             after + pixels),
+                     CC_OK);
+    ck_assert_mem_eq(after, before, 2 * pixels * sizeof *before);
+
+    ck_assert_int_eq(cc_finder_process(victim.finder, frames, NULL, 3,
+                                       victim.clusters),
+                     CC_OK);
+    ck_assert_int_eq(cc_finder_process(twin.finder, frames, NULL, 3,
+                                       twin.clusters),
+                     CC_OK);
+    size_t total = cc_clusters_total(twin.clusters);
+    ck_assert_uint_gt(total, pixels - 100);
+    ck_assert_uint_eq(cc_clusters_total(victim.clusters), total);
+    ck_assert_mem_eq(victim.clusters->values, twin.clusters->values,
+                     total * 9 * sizeof(int32_t));
+    ck_assert_int_eq(cc_finder_pedestal_maps(twin.finder, before,
+                                             before + pixels),
+                     CC_OK);
+    ck_assert_int_eq(cc_finder_pedestal_maps(victim.finder, after,
+                                             after + pixels),
+                     CC_OK);
+    ck_assert_mem_eq(after, before, 2 * pixels * sizeof *before);
+    free(frames);
+    free(before);
+    free(after);
+    flat_close(&victim);
+    flat_close(&twin);
+}
+END_TEST
+#endif
+
 Suite *suite_batches(void)
 {
     Suite *suite = suite_create("batches");
@@ -255,6 +345,9 @@ Suite *suite_batches(void)
     tcase_add_loop_test(identity, cap_counts_what_it_drops, 0, 2);
     tcase_add_test(identity, float_close_to_double);
     tcase_add_test(identity, frame_numbers_label_output);
+#if !defined(__SANITIZE_ADDRESS__)
+    tcase_add_test(identity, failed_batch_changes_nothing);
+#endif
     suite_add_tcase(suite, identity);
     return suite;
 }
