@@ -239,8 +239,10 @@ static int emit_clusters(const struct cc__frame_job *job,
 }
 
 /* Built for AVX2 and for the baseline, chosen at load time. AVX2 without
- * FMA changes only the vector width: every lane rounds as scalar code. */
-#if defined(__x86_64__) && defined(__GNUC__)
+ * FMA changes only the vector width: every lane rounds as scalar code.
+ * ThreadSanitizer instruments the load-time resolver, which then runs
+ * before the sanitizer is initialised and crashes: no clones there. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 int PRECISION_FN(cc__process_rows)(const struct cc__frame_job *job,

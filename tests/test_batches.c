@@ -248,7 +248,7 @@ START_TEST(frame_numbers_label_output)
 }
 END_TEST
 
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /* Lowers the soft address-space limit to what the process uses now plus
  * headroom bytes, or restores the saved limit when restore is set. */
 static void limit_memory(size_t headroom, int restore)
@@ -272,7 +272,8 @@ static void limit_memory(size_t headroom, int restore)
 /* A batch that runs out of memory in its last frame fails whole: no
  * frame counted, the pedestal as before the call, no clusters returned;
  * with memory back, the same batch gives what an untouched twin gives.
- * (Not built under AddressSanitizer, which needs the address space.) */
+ * (Not built under the address and thread sanitizers, which need the
+ * address space.) */
 START_TEST(failed_batch_changes_nothing)
 {
     struct flat victim, twin;
@@ -345,7 +346,7 @@ Suite *suite_batches(void)
     tcase_add_loop_test(identity, cap_counts_what_it_drops, 0, 2);
     tcase_add_test(identity, float_close_to_double);
     tcase_add_test(identity, frame_numbers_label_output);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     tcase_add_test(identity, failed_batch_changes_nothing);
 #endif
     suite_add_tcase(suite, identity);
