@@ -18,6 +18,8 @@
 #endif
 
 typedef CC_REAL real;
+#define CC__HD
+#include "pixel_arithmetic.h"
 
 #define CC__PASTE(name, type) name##_##type
 #define CC__NAME(name, type) CC__PASTE(name, type)
@@ -40,26 +42,16 @@ void PRECISION_FN(cc__pedestal_store)(void *s, void *s2, size_t pixel,
     ((real *)s2)[pixel] = (real)centred_sq;
 }
 
-/* r = s/N and rms = sqrt(max(0, s2/N - r*r)), each operation rounded once. */
-static inline real pixel_rms(real s, real s2, real n, real *r, real *s2_mean)
-{
-    *r = s / n;
-    *s2_mean = s2 / n;
-    real var = *s2_mean - *r * *r;
-    var = var < 0 ? 0 : var;
-    return sqrt(var);
-}
-
 void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
                                      double *mean, double *rms)
 {
     const real *s = pedestal->s, *s2 = pedestal->s2;
     const real n = (real)pedestal->window;
     for (size_t p = 0; p < pedestal->pixels; p++) {
-        real r, s2_mean;
-        real sigma = pixel_rms(s[p], s2[p], n, &r, &s2_mean);
+        real s2_mean;
+        real sigma = pixel_rms(s[p], s2[p], n, &s2_mean);
         if (mean != NULL)
-            mean[p] = (double)pedestal->baseline[p] + (double)r;
+            mean[p] = (double)pedestal->baseline[p] + (double)(s[p] / n);
         if (rms != NULL)
             rms[p] = (double)sigma;
     }
@@ -91,9 +83,7 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
         real *restrict v = v_all + j * width;
         real *restrict v_cols = v + job->half_x;
         for (size_t ix = 0; ix < cols; ix++)
-            v_cols[ix] =
-                (real)((int32_t)(x[ix] & mask) - (int32_t)baseline[ix]) -
-                s[ix] / n;
+            v_cols[ix] = pixel_value(x[ix], mask, baseline[ix], s[ix], n);
         real *restrict hmax = hmax_all + j * cols;
         for (size_t ix = 0; ix < cols; ix++)
             hmax[ix] = 0;
@@ -151,26 +141,15 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
                           real *restrict s2_out, uint8_t *restrict emit)
 {
     for (size_t ix = 0; ix < cols; ix++) {
-        real r, s2_mean;
-        real rms = pixel_rms(s_in[ix], s2_in[ix], t.n, &r, &s2_mean);
-        real thr = t.nsigma * rms;
-        real thr3 = t.c3nsigma * rms;
-        real value = v[ix], max = wmax[ix];
-        /* Branch-free so the loop vectorises; each flag is 0 or 1. Since
-         * max >= value always, "not value < max" is "value == max". */
-        int considered = !(value < -thr);                   /* rule 1 */
-        int test1 = max > thr;                              /* rule 2 */
-        int test3 = (1 - test1) & (total[ix] > thr3);       /* rule 3 */
-        int quiet = considered & (1 - test1) & (1 - test3); /* rule 4 */
-        emit[ix] = (uint8_t)(considered & (test1 | test3) & (value == max));
-        /* y - r is value itself; y*y needs y alone. A pixel that is not
-         * quiet adds 0 * step = +-0, which leaves its state bit for bit
-         * (the state is never -0: it starts as a converted integer and a
-         * sum is -0 only when both terms are), and unlike a select this
-         * form lets the compiler vectorise. */
-        real y = (real)((int32_t)(x[ix] & t.adc_mask) - (int32_t)baseline[ix]);
-        s_out[ix] = s_in[ix] + (real)quiet * value;
-        s2_out[ix] = s2_in[ix] + (real)quiet * (y * y - s2_mean);
+        real s2_mean;
+        real rms = pixel_rms(s_in[ix], s2_in[ix], t.n, &s2_mean);
+        int flags = pixel_decide(v[ix], wmax[ix], total[ix], rms, t.nsigma,
+                                 t.c3nsigma);
+        int quiet = flags / PIXEL_QUIET;
+        emit[ix] = (uint8_t)(flags & PIXEL_EMIT);
+        real y = pixel_y(x[ix], t.adc_mask, baseline[ix]);
+        s_out[ix] = pixel_next_s(s_in[ix], v[ix], quiet);
+        s2_out[ix] = pixel_next_s2(s2_in[ix], y, s2_mean, quiet);
     }
 }
 
@@ -191,15 +170,6 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
                   (const real *)job->s2_in + first,
                   (real *)job->s_out + first, (real *)job->s2_out + first,
                   worker->emit);
-}
-
-/* round_half_away(v) without a library call: the conversion truncates
- * toward zero, and v minus its truncation is exact for |v| < 2^23. */
-static inline int32_t round_half_away(real v)
-{
-    int32_t whole = (int32_t)v;
-    real fraction = v - (real)whole;
-    return whole + (fraction >= (real)0.5) - (fraction <= (real)-0.5);
 }
 
 /* Copies the marked centres of row iy into the worker's cluster list.
@@ -231,7 +201,7 @@ static int emit_clusters(const struct cc__frame_job *job,
             for (size_t dy = 0; dy < ny; dy++) {
                 const real *v = v_all + (top + dy) * width + ix;
                 for (size_t dx = 0; dx < nx; dx++)
-                    *values++ = round_half_away(v[dx]);
+                    *values++ = pixel_round(v[dx]);
             }
         }
     }

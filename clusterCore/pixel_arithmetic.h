@@ -1,0 +1,79 @@
+/*
+ * pixel_arithmetic.h: the per-pixel formulas of SPEC sections 2-4, shared
+ * by the CPU backend (C) and the CUDA backend (CUDA C++) so that both
+ * round the same operations in the same order. Each operation is one IEEE
+ * operation in `real`; builds must not contract a*b+c into FMA.
+ *
+ * No include guard and no includes: the includer defines `real` (float or
+ * double) and CC__HD (empty in C, __host__ __device__ in CUDA), has
+ * <stdint.h>, and may include this once per precision (CUDA does, inside
+ * a namespace for each).
+ */
+
+/* r = s/N and rms = sqrt(max(0, s2/N - r*r)); *s2_mean is s2/N. */
+static inline CC__HD real pixel_rms(real s, real s2, real n, real *s2_mean)
+{
+    real r = s / n;
+    *s2_mean = s2 / n;
+    real var = *s2_mean - r * r;
+    var = var < 0 ? (real)0 : var;
+    return sqrt(var);
+}
+
+/* y = x - X0 after the ADC mask: an exact small integer. */
+static inline CC__HD real pixel_y(uint16_t x, uint16_t adc_mask,
+                                  uint16_t baseline)
+{
+    return (real)((int32_t)(x & adc_mask) - (int32_t)baseline);
+}
+
+/* v = (x - X0) - r, the pedestal-subtracted value. */
+static inline CC__HD real pixel_value(uint16_t x, uint16_t adc_mask,
+                                      uint16_t baseline, real s, real n)
+{
+    return pixel_y(x, adc_mask, baseline) - s / n;
+}
+
+enum { PIXEL_EMIT = 1, PIXEL_QUIET = 2 };
+
+/* SPEC section 3 for one pixel from its value, its window's max and sum
+ * and its rms: PIXEL_EMIT for a cluster centre, PIXEL_QUIET for a pixel
+ * whose pedestal is updated, 0 otherwise. Branch-free, so that CPU loops
+ * vectorise; since max >= value always, "not value < max" is
+ * "value == max". */
+static inline CC__HD int pixel_decide(real value, real max, real total,
+                                      real rms, real nsigma, real c3nsigma)
+{
+    real thr = nsigma * rms;
+    real thr3 = c3nsigma * rms;
+    int considered = !(value < -thr);             /* rule 1 */
+    int test1 = max > thr;                        /* rule 2 */
+    int test3 = (1 - test1) & (total > thr3);     /* rule 3 */
+    int quiet = considered & (1 - test1) & (1 - test3); /* rule 4 */
+    int emit = considered & (test1 | test3) & (value == max);
+    return emit * PIXEL_EMIT + quiet * PIXEL_QUIET;
+}
+
+/* The EMA update of SPEC section 2, applied when quiet is 1. When it is 0
+ * the state gains 0 * step = +-0, which leaves it bit for bit (the state
+ * is never -0: it starts as a converted integer, and a sum is -0 only when
+ * both terms are); unlike a select this form lets CPU loops vectorise. */
+static inline CC__HD real pixel_next_s(real s, real value, int quiet)
+{
+    return s + (real)quiet * value; /* value is y - r */
+}
+
+static inline CC__HD real pixel_next_s2(real s2, real y, real s2_mean,
+                                        int quiet)
+{
+    return s2 + (real)quiet * (y * y - s2_mean);
+}
+
+/* round_half_away(v) as int32: the conversion truncates toward zero, and
+ * v minus its truncation is exact for |v| < 2^23. */
+static inline CC__HD int32_t pixel_round(real v)
+{
+    int32_t whole = (int32_t)v;
+    real fraction = v - (real)whole;
+    return whole + (fraction >= (real)0.5) - (fraction <= (real)-0.5);
+}
