@@ -45,7 +45,8 @@ extern "C" {
     X(EFORMAT, -5, "malformed or truncated file")                           \
     X(EMISMATCH, -6, "file does not match the finder's configuration")      \
     X(ENOTSUP, -7, "not supported by this build")                           \
-    X(ETHREAD, -8, "could not start a worker thread")
+    X(ETHREAD, -8, "could not start a worker thread")                       \
+    X(EDEVICE, -9, "the GPU is not available or failed")
 
 enum cc_error {
     CC_OK = 0,
@@ -72,7 +73,8 @@ typedef enum cc_precision {
 } cc_precision;
 
 typedef enum cc_backend {
-    CC_BACKEND_AUTO = 0, /* CUDA when built and a GPU answers, else CPU */
+    CC_BACKEND_AUTO = 0, /* CUDA when built and a GPU answers, else the CPU,
+                            also when the GPU fails later */
     CC_BACKEND_CPU = 1,
     CC_BACKEND_CUDA = 2
 } cc_backend;
@@ -82,6 +84,7 @@ typedef enum cc_backend {
 #define CC_FRAME_SIDE_MAX 65535u        /* cluster centres are uint16 */
 #define CC_PEDESTAL_FRAMES_MAX 16777216u /* 2^24: the window is exact in float */
 #define CC_THREADS_MAX 256u
+#define CC_STREAMS_MAX 8u
 
 /* Callers allocate this struct and fill it with cc_config_init() first. */
 typedef struct cc_config {
@@ -97,6 +100,9 @@ typedef struct cc_config {
     uint32_t threads;         /* CPU threads, 1..256, 0 = one per online CPU; default 1 */
     uint32_t max_clusters;    /* per-frame storage cap, 0 = none (default);
                                  clusters beyond it are counted, never hidden */
+    uint32_t streams;         /* CUDA: chunks of a batch in flight at once,
+                                 1..8; default 2. The output does not
+                                 depend on it. */
 } cc_config;
 
 /* Fills *config with the defaults above; rows and cols are left 0. */
@@ -209,7 +215,7 @@ CC_API int cc_finder_process(cc_finder *finder, const uint16_t *frames,
 /* Per-pixel pedestal mean (X0 + s/N) and rms in ADU, rows * cols values
  * each (either pointer may be NULL). While training they are the mean and
  * rms of the frames summed so far (CC_ESTATE before the first). */
-CC_API int cc_finder_pedestal_maps(const cc_finder *finder, double *mean,
+CC_API int cc_finder_pedestal_maps(cc_finder *finder, double *mean,
                                    double *rms);
 
 /* Saves the pedestal (either state) to path, written under a temporary
@@ -260,6 +266,22 @@ CC_API void cc_hitmap_destroy(cc_hitmap *hitmap);
 CC_API int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters);
 CC_API void cc_hitmap_reset(cc_hitmap *hitmap);
 CC_API const uint32_t *cc_hitmap_counts(const cc_hitmap *hitmap);
+
+/* ------------------------------------------------------------------ */
+/* Page-locked host memory                                             */
+/* ------------------------------------------------------------------ */
+
+/* The CUDA backend copies frames that sit in page-locked memory straight
+ * to the GPU; other frames first pass through a staging copy on the host,
+ * which costs more than the GPU's work. Allocate frame buffers with
+ * cc_host_alloc, or lock buffers you already have (a detector driver's
+ * pool) once with cc_host_register. Without a usable GPU cc_host_alloc
+ * returns ordinary memory; cc_host_free frees either kind. */
+CC_API void *cc_host_alloc(size_t size);
+CC_API void cc_host_free(void *memory);
+/* CC_ENOTSUP without the CUDA backend, CC_EDEVICE without a usable GPU. */
+CC_API int cc_host_register(void *memory, size_t size);
+CC_API int cc_host_unregister(void *memory);
 
 /* The library's version, "MAJOR.MINOR.PATCH". */
 CC_API const char *cc_version(void);

@@ -4,23 +4,53 @@
 
 #include "internal.h"
 
+static void *heap_resize(void *memory, size_t old_size, size_t new_size)
+{
+    (void)old_size;
+    return realloc(memory, new_size);
+}
+
+const struct cc__allocator cc__heap_allocator = {heap_resize, free};
+
 int cc_clusters_new(cc_clusters **clusters)
 {
     if (clusters == NULL)
         return CC_EINVAL;
     *clusters = calloc(1, sizeof **clusters);
-    return *clusters == NULL ? CC_ENOMEM : CC_OK;
+    if (*clusters == NULL)
+        return CC_ENOMEM;
+    (*clusters)->allocator = &cc__heap_allocator;
+    return CC_OK;
+}
+
+static void release_arrays(cc_clusters *clusters)
+{
+    clusters->allocator->release(clusters->x);
+    clusters->allocator->release(clusters->y);
+    clusters->allocator->release(clusters->values);
+    clusters->x = clusters->y = NULL;
+    clusters->values = NULL;
+    clusters->x_capacity = clusters->y_capacity = 0;
+    clusters->values_capacity = 0;
 }
 
 void cc_clusters_destroy(cc_clusters *clusters)
 {
     if (clusters == NULL)
         return;
+    release_arrays(clusters);
     free(clusters->frames);
-    free(clusters->x);
-    free(clusters->y);
-    free(clusters->values);
     free(clusters);
+}
+
+void cc__clusters_set_allocator(cc_clusters *clusters,
+                                const struct cc__allocator *allocator)
+{
+    if (clusters->allocator == allocator)
+        return;
+    release_arrays(clusters);
+    clusters->allocator = allocator;
+    clusters->n_clusters = 0;
 }
 
 size_t cc_clusters_frame_count(const cc_clusters *clusters)
@@ -65,8 +95,8 @@ void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x,
 /* Returns array grown to hold at least needed elements (array itself if
  * it already does), or NULL with array untouched. Capacities double, so a
  * run reallocates only a logarithmic number of times. */
-static void *grow(void *array, size_t *capacity, size_t needed,
-                  size_t element_size)
+static void *grow(const struct cc__allocator *allocator, void *array,
+                  size_t *capacity, size_t needed, size_t element_size)
 {
     if (needed <= *capacity)
         return array;
@@ -75,7 +105,8 @@ static void *grow(void *array, size_t *capacity, size_t needed,
         next = next > SIZE_MAX / 2 ? needed : next * 2;
     if (next > SIZE_MAX / element_size)
         return NULL;
-    void *grown = realloc(array, next * element_size);
+    void *grown = allocator->resize(array, *capacity * element_size,
+                                    next * element_size);
     if (grown != NULL)
         *capacity = next;
     return grown;
@@ -84,36 +115,50 @@ static void *grow(void *array, size_t *capacity, size_t needed,
 /* Makes room for needed clusters. Each array keeps its own capacity, so
  * a failure part-way or a change of cluster size never leaves a capacity
  * that overstates its array. */
-static int reserve_clusters(cc_clusters *clusters, size_t needed)
+int cc__clusters_reserve(cc_clusters *clusters, size_t needed)
 {
     size_t cells = (size_t)clusters->size_x * clusters->size_y;
     if (needed == 0)
         return CC_OK; /* grow() would return the arrays, which may be NULL */
     if (needed > SIZE_MAX / cells)
         return CC_ENOMEM;
-    uint16_t *x = grow(clusters->x, &clusters->x_capacity, needed,
+    const struct cc__allocator *allocator = clusters->allocator;
+    uint16_t *x = grow(allocator, clusters->x, &clusters->x_capacity, needed,
                        sizeof *x);
     if (x == NULL)
         return CC_ENOMEM;
     clusters->x = x;
-    uint16_t *y = grow(clusters->y, &clusters->y_capacity, needed,
+    uint16_t *y = grow(allocator, clusters->y, &clusters->y_capacity, needed,
                        sizeof *y);
     if (y == NULL)
         return CC_ENOMEM;
     clusters->y = y;
-    int32_t *values = grow(clusters->values, &clusters->values_capacity,
-                           needed * cells, sizeof *values);
+    int32_t *values = grow(allocator, clusters->values,
+                           &clusters->values_capacity, needed * cells,
+                           sizeof *values);
     if (values == NULL)
         return CC_ENOMEM;
     clusters->values = values;
     return CC_OK;
 }
 
+size_t cc__clusters_capacity(const cc_clusters *clusters)
+{
+    size_t cells = (size_t)clusters->size_x * clusters->size_y;
+    size_t capacity = clusters->values_capacity / cells;
+    if (clusters->x_capacity < capacity)
+        capacity = clusters->x_capacity;
+    if (clusters->y_capacity < capacity)
+        capacity = clusters->y_capacity;
+    return capacity;
+}
+
 int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number)
 {
     struct cc__frame_entry *frames =
-        grow(clusters->frames, &clusters->frames_capacity,
-             clusters->n_frames + 1, sizeof *frames);
+        grow(&cc__heap_allocator, clusters->frames,
+             &clusters->frames_capacity, clusters->n_frames + 1,
+             sizeof *frames);
     if (frames == NULL)
         return CC_ENOMEM;
     clusters->frames = frames;
@@ -131,7 +176,7 @@ int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters,
         frame->dropped++;
         return CC_OK;
     }
-    int rc = reserve_clusters(clusters, clusters->n_clusters + 1);
+    int rc = cc__clusters_reserve(clusters, clusters->n_clusters + 1);
     if (rc != CC_OK)
         return rc;
     size_t i = clusters->n_clusters++;
@@ -151,7 +196,7 @@ int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
     if (max_clusters != 0)
         room = frame->count >= max_clusters ? 0 : max_clusters - frame->count;
     uint32_t take = from->count < room ? from->count : room;
-    int rc = reserve_clusters(dst, dst->n_clusters + take);
+    int rc = cc__clusters_reserve(dst, dst->n_clusters + take);
     if (rc != CC_OK)
         return rc;
     size_t cells = (size_t)dst->size_x * dst->size_y;

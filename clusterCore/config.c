@@ -20,6 +20,7 @@ void cc_config_init(cc_config *config)
         .backend = CC_BACKEND_AUTO,
         .threads = 1,
         .max_clusters = 0,
+        .streams = 2,
     };
 }
 
@@ -71,5 +72,9 @@ int cc_config_check(const cc_config *config, char *message)
         return cc__message(message, CC_EINVAL,
                            "threads %" PRIu32 " is above %u", config->threads,
                            CC_THREADS_MAX);
+    if (config->streams == 0 || config->streams > CC_STREAMS_MAX)
+        return cc__message(message, CC_EINVAL,
+                           "streams %" PRIu32 " is outside 1..%u",
+                           config->streams, CC_STREAMS_MAX);
     return CC_OK;
 }

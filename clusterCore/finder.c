@@ -13,10 +13,13 @@
 
 struct cc_finder {
     cc_config config;
-    cc_backend backend;
+    cc_backend backend; /* the one that runs: CPU or CUDA */
     char backend_description[CC_MESSAGE_SIZE];
     struct cc__pedestal pedestal;
-    struct cc__cpu *cpu;
+    struct cc__cpu *cpu;   /* when the CPU runs */
+    struct cc__cuda *cuda; /* when CUDA runs */
+    bool host_state_stale; /* the GPU has moved the pedestal on since the
+                              host's copy in pedestal.s and s2 */
     cc_finder_stats counts; /* the fields that count work since reset */
     char last_error[CC_MESSAGE_SIZE];
 };
@@ -35,25 +38,76 @@ static unsigned resolve_threads(uint32_t threads)
     return online > (long)CC_THREADS_MAX ? CC_THREADS_MAX : (unsigned)online;
 }
 
-/* Chooses the backend for config and builds it. */
-static int open_backend(const cc_config *config, struct cc__cpu **cpu,
-                        cc_backend *backend, char *description, char *message)
+/* Builds the CPU backend; note says why it runs (may be empty). */
+static int open_cpu(cc_finder *finder, const char *note, char *message)
 {
+    int rc = cc__cpu_new(&finder->cpu, &finder->config,
+                         resolve_threads(finder->config.threads), message);
+    if (rc != CC_OK)
+        return rc;
+    finder->backend = CC_BACKEND_CPU;
+    unsigned threads = cc__cpu_threads(finder->cpu);
+    cc__message(finder->backend_description, CC_OK, "CPU, %u thread%s%s%s%s",
+                threads, threads == 1 ? "" : "s", note[0] ? " (auto: " : "",
+                note, note[0] ? ")" : "");
+    return CC_OK;
+}
+
+/* Chooses the backend for the finder's config and builds it: CUDA when
+ * asked for or, for auto, when it can; else the CPU, saying why. */
+static int open_backend(cc_finder *finder, char *message)
+{
+    const cc_config *config = &finder->config;
+    if (config->backend == CC_BACKEND_CPU)
+        return open_cpu(finder, "", message);
+#ifdef CC_HAVE_CUDA
+    char why[CC_MESSAGE_SIZE] = "";
+    int rc = cc__cuda_new(&finder->cuda, config, why, message);
+    if (rc == CC_OK) {
+        finder->backend = CC_BACKEND_CUDA;
+        cc__message(finder->backend_description, CC_OK, "%s", why);
+        return CC_OK;
+    }
+    if (config->backend == CC_BACKEND_CUDA)
+        return rc;
+    return open_cpu(finder, why, message);
+#else
     if (config->backend == CC_BACKEND_CUDA)
         return cc__message(message, CC_ENOTSUP,
                            "the CUDA backend is not built into this "
                            "libclustercore (configure --with-cuda)");
-    int rc = cc__cpu_new(cpu, config, resolve_threads(config->threads),
-                         message);
-    if (rc != CC_OK)
-        return rc;
-    *backend = CC_BACKEND_CPU;
-    unsigned threads = cc__cpu_threads(*cpu);
-    cc__message(description, CC_OK, "CPU, %u thread%s%s", threads,
-                threads == 1 ? "" : "s",
-                config->backend == CC_BACKEND_AUTO
-                    ? " (auto: this build has no CUDA backend)"
-                    : "");
+    return open_cpu(finder, "this build has no CUDA backend", message);
+#endif
+}
+
+/* Brings the host's copy of the pedestal up to date with the GPU's. */
+static int sync_host_state(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->host_state_stale) {
+        int rc = cc__cuda_download(finder->cuda, &finder->pedestal,
+                                   finder->last_error);
+        if (rc != CC_OK)
+            return rc;
+        finder->host_state_stale = false;
+    }
+#else
+    (void)finder;
+#endif
+    return CC_OK;
+}
+
+/* Gives a pedestal that became READY on the host to the GPU. */
+static int publish_state(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda != NULL &&
+        finder->pedestal.state == CC_PEDESTAL_READY)
+        return cc__cuda_upload(finder->cuda, &finder->pedestal,
+                               finder->last_error);
+#else
+    (void)finder;
+#endif
     return CC_OK;
 }
 
@@ -79,8 +133,7 @@ int cc_finder_new(cc_finder **result, const cc_config *config, char *message)
                            " x %" PRIu32 " pixels",
                            config->rows, config->cols);
     }
-    rc = open_backend(config, &finder->cpu, &finder->backend,
-                      finder->backend_description, message);
+    rc = open_backend(finder, message);
     if (rc != CC_OK) {
         cc__pedestal_free(&finder->pedestal);
         free(finder);
@@ -95,6 +148,9 @@ void cc_finder_destroy(cc_finder *finder)
     if (finder == NULL)
         return;
     cc__cpu_destroy(finder->cpu);
+#ifdef CC_HAVE_CUDA
+    cc__cuda_destroy(finder->cuda);
+#endif
     cc__pedestal_free(&finder->pedestal);
     free(finder);
 }
@@ -116,7 +172,8 @@ const char *cc_finder_backend_description(const cc_finder *finder)
 
 uint32_t cc_finder_threads(const cc_finder *finder)
 {
-    return finder == NULL ? 0 : cc__cpu_threads(finder->cpu);
+    return finder == NULL || finder->cpu == NULL ? 0
+                                                 : cc__cpu_threads(finder->cpu);
 }
 
 int cc_finder_get_config(const cc_finder *finder, cc_config *config)
@@ -145,7 +202,18 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
     if (rc != CC_OK)
         return rc;
     if (pedestal_survives(&finder->config, config)) {
-        cc__pedestal_swap(&next->pedestal, &finder->pedestal);
+        rc = sync_host_state(finder);
+        if (rc == CC_OK) {
+            cc__pedestal_swap(&next->pedestal, &finder->pedestal);
+            rc = publish_state(next);
+            if (rc != CC_OK) /* give the pedestal back untouched */
+                cc__pedestal_swap(&next->pedestal, &finder->pedestal);
+        }
+        if (rc != CC_OK) {
+            cc__message(finder->last_error, rc, "%s", next->last_error);
+            cc_finder_destroy(next);
+            return rc;
+        }
         next->counts = finder->counts;
     }
     /* Swap contents so the caller's handle stays valid. */
@@ -171,9 +239,23 @@ void cc_finder_reset(cc_finder *finder)
 {
     if (finder == NULL)
         return;
+    finder->host_state_stale = false;
     cc__pedestal_reset(&finder->pedestal, finder->config.pedestal_frames);
     finder->counts = (cc_finder_stats){0};
     finder->last_error[0] = '\0';
+}
+
+/* Ends training and gives the pedestal to the backend. If the GPU cannot
+ * take it, training is reopened with the same sums, so nothing is lost. */
+static int freeze(cc_finder *finder)
+{
+    cc__pedestal_freeze(&finder->pedestal);
+    int rc = publish_state(finder);
+    if (rc != CC_OK) {
+        finder->pedestal.state = CC_PEDESTAL_TRAINING;
+        finder->pedestal.window = finder->config.pedestal_frames;
+    }
+    return rc;
 }
 
 int cc_finder_train(cc_finder *finder, const uint16_t *frames,
@@ -197,7 +279,7 @@ int cc_finder_train(cc_finder *finder, const uint16_t *frames,
         cc__pedestal_train(pedestal, frames + k * pedestal->pixels,
                            finder->config.adc_mask);
     if (pedestal->frames_trained == pedestal->window)
-        cc__pedestal_freeze(pedestal);
+        return freeze(finder);
     return CC_OK;
 }
 
@@ -211,9 +293,33 @@ int cc_finder_finish_training(cc_finder *finder)
         return FAIL(finder, CC_ESTATE,
                     "%" PRIu64 " dark frames trained; at least 2 are needed",
                     finder->pedestal.frames_trained);
-    cc__pedestal_freeze(&finder->pedestal);
-    return CC_OK;
+    return freeze(finder);
 }
+
+#ifdef CC_HAVE_CUDA
+/* After the GPU failed under CC_BACKEND_AUTO: the CPU takes over, with the
+ * pedestal if the GPU can still hand it back, else from training. The
+ * failed call's message says which. */
+static void fall_back_to_cpu(cc_finder *finder)
+{
+    char failure[CC_MESSAGE_SIZE];
+    cc__message(failure, CC_OK, "%s", finder->last_error);
+    bool kept = sync_host_state(finder) == CC_OK;
+    cc__cuda_destroy(finder->cuda);
+    finder->cuda = NULL;
+    finder->host_state_stale = false;
+    if (!kept)
+        cc__pedestal_reset(&finder->pedestal, finder->config.pedestal_frames);
+    char note[CC_MESSAGE_SIZE];
+    cc__message(note, CC_OK, "the GPU failed: %s", failure);
+    if (open_cpu(finder, note, finder->last_error) != CC_OK)
+        return; /* last_error says why; the finder has no backend left */
+    cc__message(finder->last_error, CC_EDEVICE,
+                "%s; switched to the CPU backend, %s", failure,
+                kept ? "pedestal kept"
+                     : "pedestal lost: train it again");
+}
+#endif
 
 int cc_finder_process(cc_finder *finder, const uint16_t *frames,
                       const uint64_t *frame_numbers, size_t n_frames,
@@ -228,12 +334,27 @@ int cc_finder_process(cc_finder *finder, const uint16_t *frames,
                     "the pedestal is still training (%" PRIu64 " of %" PRIu32
                     " dark frames)",
                     finder->pedestal.frames_trained, finder->pedestal.window);
-    int rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
+    int rc;
+#ifdef CC_HAVE_CUDA
+    if (finder->backend == CC_BACKEND_CUDA) {
+        rc = cc__cuda_process(finder->cuda, &finder->config, frames,
+                              frame_numbers, finder->counts.frames_processed,
+                              n_frames, clusters, finder->last_error);
+        if (rc == CC_EDEVICE && finder->config.backend == CC_BACKEND_AUTO)
+            fall_back_to_cpu(finder);
+        if (rc != CC_OK)
+            return rc;
+        finder->host_state_stale = true;
+    } else
+#endif
+    {
+        rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
                              frames, frame_numbers,
                              finder->counts.frames_processed, n_frames,
                              clusters, finder->last_error);
-    if (rc != CC_OK)
-        return rc;
+        if (rc != CC_OK)
+            return rc;
+    }
     finder->counts.frames_processed += n_frames;
     finder->counts.clusters += clusters->n_clusters;
     for (size_t k = 0; k < clusters->n_frames; k++) {
@@ -243,10 +364,13 @@ int cc_finder_process(cc_finder *finder, const uint16_t *frames,
     return CC_OK;
 }
 
-int cc_finder_pedestal_maps(const cc_finder *finder, double *mean, double *rms)
+int cc_finder_pedestal_maps(cc_finder *finder, double *mean, double *rms)
 {
     if (finder == NULL)
         return CC_EINVAL;
+    int rc = sync_host_state(finder);
+    if (rc != CC_OK)
+        return rc;
     const struct cc__pedestal *pedestal = &finder->pedestal;
     if (pedestal->state == CC_PEDESTAL_READY) {
         if (pedestal->precision == CC_PRECISION_DOUBLE)
@@ -276,6 +400,9 @@ int cc_finder_save_pedestal(cc_finder *finder, const char *path)
         return CC_EINVAL;
     if (path == NULL)
         return FAIL(finder, CC_EINVAL, "path is NULL");
+    int rc = sync_host_state(finder);
+    if (rc != CC_OK)
+        return rc;
     return cc__pedestal_save(&finder->pedestal, finder->config.rows,
                              finder->config.cols, finder->config.adc_mask,
                              path, finder->last_error);
@@ -299,10 +426,29 @@ int cc_finder_load_pedestal(cc_finder *finder, const char *path)
                            finder->last_error);
     if (rc == CC_OK) {
         cc__pedestal_swap(&finder->pedestal, &loaded);
-        finder->counts = (cc_finder_stats){0};
+        rc = publish_state(finder);
+        if (rc == CC_OK) {
+            finder->counts = (cc_finder_stats){0};
+            finder->host_state_stale = false;
+        } else { /* the GPU kept the old state: keep the old pedestal */
+            cc__pedestal_swap(&finder->pedestal, &loaded);
+        }
     }
     cc__pedestal_free(&loaded);
     return rc;
+}
+
+int cc__finder_tune_cuda(cc_finder *finder,
+                         const struct cc__cuda_tuning *tuning)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda != NULL)
+        return cc__cuda_tune(finder->cuda, tuning);
+#else
+    (void)finder;
+    (void)tuning;
+#endif
+    return CC_ESTATE;
 }
 
 const char *cc_version(void)

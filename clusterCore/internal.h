@@ -19,6 +19,10 @@
 #error "libclustercore reads and writes little-endian files in host order"
 #endif
 
+#ifdef __cplusplus /* the CUDA backend's host code is CUDA C++ */
+extern "C" {
+#endif
+
 /* Formats a message into a CC_MESSAGE_SIZE buffer (NULL is allowed) and
  * returns code, so that a failure is reported in one statement. */
 int cc__message(char *message, int code, const char *format, ...)
@@ -33,7 +37,19 @@ struct cc__frame_entry {
     uint32_t dropped; /* clusters counted beyond the cap */
 };
 
+/* How a cluster list allocates its arrays. Page-locked memory lets the
+ * CUDA backend write clusters into them straight from the GPU. */
+struct cc__allocator {
+    /* Like realloc, with the old size given; NULL leaves memory as it was. */
+    void *(*resize)(void *memory, size_t old_size, size_t new_size);
+    void (*release)(void *memory);
+};
+extern const struct cc__allocator cc__heap_allocator;
+/* Page-locked and mapped into the GPU's address space (CUDA builds). */
+extern const struct cc__allocator cc__pinned_allocator;
+
 struct cc_clusters {
+    const struct cc__allocator *allocator; /* for x, y and values */
     uint32_t size_x, size_y;
     struct cc__frame_entry *frames;
     size_t n_frames, frames_capacity;
@@ -46,6 +62,14 @@ struct cc_clusters {
 /* Empties the list (keeping its memory) for clusters of size_x * size_y. */
 void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x,
                         uint32_t size_y);
+/* Frees the cluster arrays and allocates them with allocator from now on
+ * (the list keeps its frames' entries only if it holds no clusters). */
+void cc__clusters_set_allocator(cc_clusters *clusters,
+                                const struct cc__allocator *allocator);
+/* Makes room for needed clusters of the list's size. */
+int cc__clusters_reserve(cc_clusters *clusters, size_t needed);
+/* How many clusters of the list's size all three arrays hold now. */
+size_t cc__clusters_capacity(const cc_clusters *clusters);
 /* Opens a new frame; later pushes go into it. */
 int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number);
 /* Adds a cluster to the last frame and points *values at its size_x *
@@ -160,5 +184,38 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     struct cc__pedestal *pedestal, const uint16_t *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
+
+/* ---- the CUDA backend (cuda/backend.cu, when built) ---- */
+
+struct cc__cuda;
+/* Opens the CUDA device for config. On failure description says why (for
+ * CC_BACKEND_AUTO's note) and message gives the error. */
+int cc__cuda_new(struct cc__cuda **cuda, const cc_config *config,
+                 char *description, char *message);
+void cc__cuda_destroy(struct cc__cuda *cuda);
+/* Copies a pedestal that became READY on the host to the GPU. */
+int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
+                    char *message);
+/* Copies the GPU's committed state into pedestal's s and s2. */
+int cc__cuda_download(struct cc__cuda *cuda, struct cc__pedestal *pedestal,
+                      char *message);
+int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
+                     const uint16_t *frames, const uint64_t *numbers,
+                     uint64_t first_number, size_t n_frames,
+                     cc_clusters *out, char *message);
+
+/* How the CUDA backend tiles frames, for tests that vary it: 0 keeps the
+ * backend's choice. */
+struct cc__cuda_tuning {
+    uint32_t chunk_frames, tile_rows, tile_cols, threads;
+};
+int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning);
+/* The same for a finder: CC_ESTATE unless it runs on CUDA. */
+int cc__finder_tune_cuda(cc_finder *finder,
+                         const struct cc__cuda_tuning *tuning);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* CLUSTERCORE_INTERNAL_H */

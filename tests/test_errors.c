@@ -68,6 +68,11 @@ START_TEST(impossible_settings_refused)
     config = valid_config();
     config.threads = CC_THREADS_MAX + 1;
     assert_refused(&config, "threads");
+    config = valid_config();
+    config.streams = 0;
+    assert_refused(&config, "streams");
+    config.streams = CC_STREAMS_MAX + 1;
+    assert_refused(&config, "streams");
     ck_assert_int_eq(cc_config_check(NULL, NULL), CC_EINVAL);
     config = valid_config();
     ck_assert_int_eq(cc_finder_new(NULL, &config, NULL), CC_EINVAL);
@@ -159,24 +164,64 @@ START_TEST(bad_set_config_changes_nothing)
 }
 END_TEST
 
-/* Without a CUDA backend, asking for it fails clearly; auto picks the CPU
- * and says why. */
+/* Asking for CUDA where it cannot run fails with a reason (CC_ENOTSUP in
+ * a build without it, CC_EDEVICE without a usable GPU); auto then runs on
+ * the CPU and says why. Where a GPU answers, both give CUDA. */
 START_TEST(backend_choice_is_explained)
 {
     cc_config config = valid_config();
     config.backend = CC_BACKEND_CUDA;
-    char message[CC_MESSAGE_SIZE];
-    cc_finder *finder;
-    ck_assert_int_eq(cc_finder_new(&finder, &config, message), CC_ENOTSUP);
-    ck_assert_ptr_nonnull(strstr(message, "CUDA"));
+    char message[CC_MESSAGE_SIZE] = "";
+    cc_finder *cuda = NULL;
+    int rc = cc_finder_new(&cuda, &config, message);
     config.backend = CC_BACKEND_AUTO;
     config.threads = 3;
-    ck_assert_int_eq(cc_finder_new(&finder, &config, message), CC_OK);
-    ck_assert_int_eq(cc_finder_backend(finder), CC_BACKEND_CPU);
-    ck_assert_uint_eq(cc_finder_threads(finder), 3);
-    ck_assert_ptr_nonnull(strstr(cc_finder_backend_description(finder),
-                                 "no CUDA"));
-    cc_finder_destroy(finder);
+    cc_finder *automatic = test_finder(&config);
+    if (rc == CC_OK) {
+        ck_assert_int_eq(cc_finder_backend(cuda), CC_BACKEND_CUDA);
+        ck_assert_int_eq(cc_finder_backend(automatic), CC_BACKEND_CUDA);
+        ck_assert_ptr_nonnull(strstr(cc_finder_backend_description(automatic),
+                                     "CUDA on "));
+    } else {
+#ifdef CC_HAVE_CUDA
+        ck_assert_int_eq(rc, CC_EDEVICE);
+        const char *reason = "no usable GPU";
+#else
+        ck_assert_int_eq(rc, CC_ENOTSUP);
+        const char *reason = "no CUDA backend";
+#endif
+        ck_assert_ptr_nonnull(strstr(message, "CUDA"));
+        ck_assert_int_eq(cc_finder_backend(automatic), CC_BACKEND_CPU);
+        ck_assert_uint_eq(cc_finder_threads(automatic), 3);
+        ck_assert_msg(strstr(cc_finder_backend_description(automatic),
+                             reason) != NULL,
+                      "'%s' does not say '%s'",
+                      cc_finder_backend_description(automatic), reason);
+    }
+    cc_finder_destroy(cuda);
+    cc_finder_destroy(automatic);
+}
+END_TEST
+
+/* Page-locked memory: allocation always works (ordinary memory without a
+ * GPU) and frees; registering needs the CUDA backend and a GPU. */
+START_TEST(host_memory)
+{
+    uint16_t *frames = cc_host_alloc(1 << 20);
+    ck_assert_ptr_nonnull(frames);
+    frames[(1 << 19) - 1] = 7; /* writable to the end */
+    cc_host_free(frames);
+    cc_host_free(NULL);
+    ck_assert_int_eq(cc_host_register(NULL, 8), CC_EINVAL);
+    static uint16_t pool[4096];
+    int rc = cc_host_register(pool, sizeof pool);
+#ifdef CC_HAVE_CUDA
+    ck_assert(rc == CC_OK || rc == CC_EDEVICE);
+#else
+    ck_assert_int_eq(rc, CC_ENOTSUP);
+#endif
+    if (rc == CC_OK)
+        ck_assert_int_eq(cc_host_unregister(pool), CC_OK);
 }
 END_TEST
 
@@ -204,6 +249,7 @@ Suite *suite_errors(void)
     tcase_add_test(cases, processing_before_training);
     tcase_add_test(cases, bad_set_config_changes_nothing);
     tcase_add_test(cases, backend_choice_is_explained);
+    tcase_add_test(cases, host_memory);
     tcase_add_test(cases, error_strings);
     suite_add_tcase(suite, cases);
     return suite;

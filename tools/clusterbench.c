@@ -1,13 +1,18 @@
 /*
  * clusterbench: sustained frames per second of the cluster finder on
- * synthetic MÖNCH-like frames, for each cluster size and thread count
- * asked for. Frames are made and the pedestal trained before the clock
- * starts; each figure is the median of several timed runs, and the minor
- * page faults inside the timed runs are reported so that a figure paid
- * for by first-touch memory shows itself.
+ * synthetic MÖNCH-like frames, for each backend, input memory, cluster
+ * size, thread or stream count and batch size asked for, and (with CUDA)
+ * the host-to-device copy ceiling of the same frames in the same run.
+ * Frames are made and the pedestal trained before the clock starts; each
+ * figure is the median of several timed runs, and the minor page faults
+ * inside the timed runs are reported so that a figure paid for by
+ * first-touch memory shows itself.
  */
+#include "config.h"
+
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +22,44 @@
 
 #include "clustercore.h"
 #include "synthetic.h"
+#ifdef CC_HAVE_CUDA
+#include "copy_ceiling.h"
+#endif
+
+enum input { INPUT_PINNED, INPUT_PAGEABLE, INPUT_REGISTERED };
+static const char *const input_names[] = {"pinned", "pageable", "registered"};
 
 struct options {
     uint32_t rows, cols;
-    uint32_t frames;     /* distinct frames cycled through */
-    uint32_t batch;      /* frames per cc_finder_process call */
-    uint32_t photons;    /* per frame */
-    uint32_t repeats;    /* timed runs per figure; the median is reported */
-    double seconds;      /* length of one timed run */
+    uint32_t frames;  /* distinct frames cycled through */
+    uint32_t photons; /* per frame */
+    uint32_t repeats; /* timed runs per figure; the median is reported */
+    double seconds;   /* length of one timed run */
     cc_precision precision;
-    char sizes[64];      /* "3,9" */
-    char threads[64];    /* "1,0": 0 = one per CPU */
+    char sizes[64], threads[64], streams[64], batches[64];
+    char backends[64], inputs[64];
+};
+
+/* Frames in the three kinds of memory a caller may hand over. */
+struct workload {
+    uint16_t *dark;
+    uint32_t dark_frames;
+    uint16_t *frames[3]; /* by enum input; NULL until asked for */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: clusterbench [options]\n"
+            "usage: clusterbench [options]   (LIST: comma-separated values)\n"
+            "  --backends LIST   cpu, cuda (default cpu)\n"
             "  --sizes LIST      cluster sizes, e.g. 3,9 or 3x5 (default 3,9)\n"
-            "  --threads LIST    CPU thread counts, 0 = one per CPU (default 1,0)\n"
+            "  --threads LIST    CPU threads, 0 = one per CPU (default 1,0)\n"
+            "  --streams LIST    CUDA streams (default 2)\n"
+            "  --batches LIST    frames per process call (default 16)\n"
+            "  --inputs LIST     pinned, pageable, registered: the memory the\n"
+            "                    frames are in (default pageable)\n"
             "  --rows N --cols N frame size (default 400 x 400)\n"
-            "  --frames N        distinct frames to cycle through (default 128)\n"
-            "  --batch N         frames per process call (default 16)\n"
+            "  --frames N        distinct frames to cycle through (default 256)\n"
             "  --photons N       photons per frame (default 2330)\n"
             "  --seconds S       length of one timed run (default 1)\n"
             "  --repeats N       timed runs per figure, median reported (default 5)\n"
@@ -80,45 +101,83 @@ static int parse_size(const char *text, uint32_t *nx, uint32_t *ny)
     return -1;
 }
 
-struct workload {
-    uint16_t *dark;   /* frames for training */
-    uint16_t *frames; /* frames with photons */
-    uint32_t dark_frames;
+/* Splits list at commas into at most `most` items; returns the count. */
+static int split(const char *list, char items[][16], int most)
+{
+    int n = 0;
+    const char *start = list;
+    while (*start != '\0' && n < most) {
+        size_t length = strcspn(start, ",");
+        snprintf(items[n], 16, "%.*s", (int)length, start);
+        n++;
+        start += length + (start[length] == ',');
+    }
+    return n;
+}
+
+static uint16_t *frames_in(struct workload *work, enum input input,
+                           size_t bytes)
+{
+    if (work->frames[input] != NULL)
+        return work->frames[input];
+    uint16_t *frames = input == INPUT_PINNED ? cc_host_alloc(bytes)
+                                             : malloc(bytes);
+    if (frames == NULL)
+        return NULL;
+    memcpy(frames, work->frames[INPUT_PAGEABLE], bytes);
+    if (input == INPUT_REGISTERED && cc_host_register(frames, bytes) != CC_OK) {
+        fprintf(stderr, "clusterbench: cannot register frames\n");
+        free(frames);
+        return NULL;
+    }
+    work->frames[input] = frames;
+    return frames;
+}
+
+/* One configuration to measure. */
+struct run {
+    cc_backend backend;
+    enum input input;
+    uint32_t nx, ny, threads, streams, batch;
 };
 
-/* Measures one configuration; prints a table row. */
-static int bench_one(const struct options *options, const struct workload *work,
-                     uint32_t nx, uint32_t ny, uint32_t threads)
+/* Measures one configuration; prints a table row and returns the median
+ * frames per second (negative on failure). */
+static double bench_one(const struct options *options, struct workload *work,
+                        const struct run *run)
 {
     cc_config config;
     cc_config_init(&config);
     config.rows = options->rows;
     config.cols = options->cols;
-    config.cluster_size_x = nx;
-    config.cluster_size_y = ny;
+    config.cluster_size_x = run->nx;
+    config.cluster_size_y = run->ny;
     config.precision = options->precision;
-    config.threads = threads;
+    config.threads = run->threads;
+    config.streams = run->streams;
     config.pedestal_frames = work->dark_frames;
-    config.backend = CC_BACKEND_CPU;
+    config.backend = run->backend;
     char message[CC_MESSAGE_SIZE];
     cc_finder *finder;
-    int rc = cc_finder_new(&finder, &config, message);
-    if (rc != CC_OK) {
+    if (cc_finder_new(&finder, &config, message) != CC_OK) {
         fprintf(stderr, "clusterbench: %s\n", message);
         return -1;
     }
+    size_t pixels = (size_t)options->rows * options->cols;
+    const uint16_t *frames =
+        frames_in(work, run->input, pixels * options->frames * 2);
     cc_clusters *clusters;
-    if (cc_clusters_new(&clusters) != CC_OK ||
+    if (frames == NULL || cc_clusters_new(&clusters) != CC_OK ||
         cc_finder_train(finder, work->dark, work->dark_frames) != CC_OK) {
-        fprintf(stderr, "clusterbench: %s\n", cc_finder_last_error(finder));
+        fprintf(stderr, "clusterbench: set-up failed: %s\n",
+                cc_finder_last_error(finder));
         return -1;
     }
-    size_t pixels = (size_t)options->rows * options->cols;
-    uint32_t batches = options->frames / options->batch;
-    /* One warm-up pass sizes the cluster lists and touches every page. */
+    uint32_t batches = options->frames / run->batch;
+    /* One untimed pass sizes the cluster lists and touches every page. */
     for (uint32_t b = 0; b < batches; b++)
-        cc_finder_process(finder, work->frames + (size_t)b * options->batch * pixels,
-                          NULL, options->batch, clusters);
+        cc_finder_process(finder, frames + (size_t)b * run->batch * pixels,
+                          NULL, run->batch, clusters);
 
     double *rates = calloc(options->repeats, sizeof *rates);
     uint64_t frames_done = 0, clusters_found = 0;
@@ -128,17 +187,16 @@ static int bench_one(const struct options *options, const struct workload *work,
         double start = now(), elapsed = 0;
         while (elapsed < options->seconds) {
             for (uint32_t b = 0; b < batches; b++) {
-                rc = cc_finder_process(
-                    finder, work->frames + (size_t)b * options->batch * pixels,
-                    NULL, options->batch, clusters);
-                if (rc != CC_OK) {
+                if (cc_finder_process(finder,
+                                      frames + (size_t)b * run->batch * pixels,
+                                      NULL, run->batch, clusters) != CC_OK) {
                     fprintf(stderr, "clusterbench: %s\n",
                             cc_finder_last_error(finder));
                     return -1;
                 }
                 clusters_found += cc_clusters_total(clusters);
             }
-            done += (uint64_t)batches * options->batch;
+            done += (uint64_t)batches * run->batch;
             elapsed = now() - start;
         }
         rates[r] = (double)done / elapsed;
@@ -147,19 +205,28 @@ static int bench_one(const struct options *options, const struct workload *work,
     faults = minor_faults() - faults;
     qsort(rates, options->repeats, sizeof *rates, compare_doubles);
     double median = rates[options->repeats / 2];
-    printf("| %ux%u | %u | %s | %.0f | %.0f | %.0f | %.1f | %ld |\n", nx, ny,
-           (unsigned)cc_finder_threads(finder),
+    char parallel[32];
+    if (run->backend == CC_BACKEND_CUDA)
+        snprintf(parallel, sizeof parallel, "%u streams", run->streams);
+    else
+        snprintf(parallel, sizeof parallel, "%u threads",
+                 cc_finder_threads(finder));
+    printf("| %s | %s | %ux%u | %s | %s | %u | %.0f | %.0f | %.0f | %.2f | "
+           "%.1f | %ld |\n",
+           run->backend == CC_BACKEND_CUDA ? "cuda" : "cpu",
+           input_names[run->input], run->nx, run->ny,
            options->precision == CC_PRECISION_DOUBLE ? "double" : "float",
-           median, rates[0], rates[options->repeats - 1],
+           parallel, run->batch, median, rates[0],
+           rates[options->repeats - 1], 1e6 / median,
            (double)clusters_found / (double)frames_done, faults);
     fflush(stdout);
     free(rates);
     cc_clusters_destroy(clusters);
     cc_finder_destroy(finder);
-    return 0;
+    return median;
 }
 
-static void print_machine(int argc, char **argv)
+static void print_header(int argc, char **argv)
 {
     char model[256] = "unknown CPU";
     FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
@@ -183,24 +250,24 @@ static void print_machine(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN));
     for (int i = 1; i < argc; i++)
         printf(" %s", argv[i]);
-    printf("\n\n| cluster | threads | precision | frames/s (median) | min | max "
-           "| clusters/frame | page faults timed |\n"
-           "|---|---|---|---|---|---|---|---|\n");
+    printf("\n\n| backend | input | cluster | precision | parallel | batch "
+           "| frames/s (median) | min | max | us/frame | clusters/frame "
+           "| page faults timed |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
-int main(int argc, char **argv)
+static int parse_options(int argc, char **argv, struct options *options)
 {
-    struct options options = {
-        .rows = 400, .cols = 400, .frames = 128, .batch = 16,
-        .photons = 2330, .repeats = 5, .seconds = 1.0,
-        .precision = CC_PRECISION_FLOAT, .sizes = "3,9", .threads = "1,0"};
     static const struct option long_options[] = {
+        {"backends", required_argument, NULL, 'B'},
+        {"inputs", required_argument, NULL, 'I'},
         {"sizes", required_argument, NULL, 's'},
         {"threads", required_argument, NULL, 't'},
+        {"streams", required_argument, NULL, 'T'},
+        {"batches", required_argument, NULL, 'b'},
         {"rows", required_argument, NULL, 'r'},
         {"cols", required_argument, NULL, 'c'},
         {"frames", required_argument, NULL, 'f'},
-        {"batch", required_argument, NULL, 'b'},
         {"photons", required_argument, NULL, 'p'},
         {"seconds", required_argument, NULL, 'S'},
         {"repeats", required_argument, NULL, 'R'},
@@ -209,79 +276,182 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+        char *list = NULL;
         switch (opt) {
-        case 's': snprintf(options.sizes, sizeof options.sizes, "%s", optarg); break;
-        case 't': snprintf(options.threads, sizeof options.threads, "%s", optarg); break;
-        case 'r': options.rows = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'c': options.cols = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'f': options.frames = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'b': options.batch = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'p': options.photons = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'S': options.seconds = strtod(optarg, NULL); break;
-        case 'R': options.repeats = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'B': list = options->backends; break;
+        case 'I': list = options->inputs; break;
+        case 's': list = options->sizes; break;
+        case 't': list = options->threads; break;
+        case 'T': list = options->streams; break;
+        case 'b': list = options->batches; break;
+        case 'r': options->rows = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'c': options->cols = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'f': options->frames = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'p': options->photons = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'S': options->seconds = strtod(optarg, NULL); break;
+        case 'R': options->repeats = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'P':
-            if (strcmp(optarg, "double") == 0)
-                options.precision = CC_PRECISION_DOUBLE;
-            else if (strcmp(optarg, "float") == 0)
-                options.precision = CC_PRECISION_FLOAT;
-            else {
+            if (strcmp(optarg, "double") != 0 && strcmp(optarg, "float") != 0) {
                 fprintf(stderr, "clusterbench: precision is float or double\n");
-                return EXIT_FAILURE;
+                return -1;
             }
+            options->precision = strcmp(optarg, "double") == 0
+                                     ? CC_PRECISION_DOUBLE
+                                     : CC_PRECISION_FLOAT;
             break;
-        case 'h': usage(stdout); return EXIT_SUCCESS;
-        default: usage(stderr); return EXIT_FAILURE;
+        case 'h': usage(stdout); exit(EXIT_SUCCESS);
+        default: usage(stderr); return -1;
         }
+        if (list != NULL)
+            snprintf(list, 64, "%s", optarg);
     }
-    if (options.rows == 0 || options.cols == 0 || options.batch == 0 ||
-        options.frames < options.batch || options.repeats == 0 ||
-        !(options.seconds > 0)) {
-        fprintf(stderr, "clusterbench: sizes, frames >= batch >= 1, repeats "
-                        "and seconds must be positive\n");
-        return EXIT_FAILURE;
+    if (options->rows == 0 || options->cols == 0 || options->repeats == 0 ||
+        options->frames == 0 || !(options->seconds > 0)) {
+        fprintf(stderr, "clusterbench: sizes, frames, repeats and seconds "
+                        "must be positive\n");
+        return -1;
     }
+    return 0;
+}
 
-    struct workload work = {.dark_frames = 100};
-    size_t pixels = (size_t)options.rows * options.cols;
-    work.dark = malloc(pixels * work.dark_frames * sizeof(uint16_t));
-    work.frames = malloc(pixels * options.frames * sizeof(uint16_t));
-    if (work.dark == NULL || work.frames == NULL) {
+static int make_workload(const struct options *options, struct workload *work)
+{
+    size_t pixels = (size_t)options->rows * options->cols;
+    work->dark_frames = 100;
+    work->dark = malloc(pixels * work->dark_frames * sizeof(uint16_t));
+    work->frames[INPUT_PAGEABLE] =
+        malloc(pixels * options->frames * sizeof(uint16_t));
+    if (work->dark == NULL || work->frames[INPUT_PAGEABLE] == NULL)
+        return -1;
+    struct synthetic_model model;
+    synthetic_defaults(&model, options->rows, options->cols, 2026);
+    for (uint32_t k = 0; k < work->dark_frames; k++)
+        synthetic_dark_frame(&model, k, work->dark + k * pixels);
+    model.photons = options->photons;
+    for (uint32_t k = 0; k < options->frames; k++)
+        if (synthetic_frame(&model, work->dark_frames + k,
+                            work->frames[INPUT_PAGEABLE] + k * pixels,
+                            NULL) != 0)
+            return -1;
+    return 0;
+}
+
+/* With CUDA: the copy ceiling of the largest batch, from pinned frames. */
+static double measure_ceiling(const struct options *options,
+                              struct workload *work, uint32_t batch)
+{
+#ifdef CC_HAVE_CUDA
+    size_t pixels = (size_t)options->rows * options->cols;
+    const uint16_t *frames =
+        frames_in(work, INPUT_PINNED, pixels * options->frames * 2);
+    char message[256] = "";
+    double *rates = calloc(options->repeats, sizeof *rates);
+    for (uint32_t r = 0; frames != NULL && r < options->repeats; r++)
+        rates[r] = copy_ceiling(frames, pixels * 2, options->frames, batch,
+                                options->seconds, message, sizeof message);
+    qsort(rates, options->repeats, sizeof *rates, compare_doubles);
+    double median = frames != NULL ? rates[options->repeats / 2] : -1;
+    if (median > 0)
+        printf("| copy ceiling | pinned | - | - | - | %u | %.0f | %.0f | %.0f "
+               "| %.2f | - | - |\n",
+               batch, median, rates[0], rates[options->repeats - 1],
+               1e6 / median);
+    else
+        fprintf(stderr, "clusterbench: copy ceiling: %s\n", message);
+    free(rates);
+    return median;
+#else
+    (void)options;
+    (void)work;
+    (void)batch;
+    return -1;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    struct options options = {
+        .rows = 400, .cols = 400, .frames = 256, .photons = 2330,
+        .repeats = 5, .seconds = 1.0, .precision = CC_PRECISION_FLOAT,
+        .sizes = "3,9", .threads = "1,0", .streams = "2", .batches = "16",
+        .backends = "cpu", .inputs = "pageable"};
+    if (parse_options(argc, argv, &options) != 0)
+        return EXIT_FAILURE;
+    struct workload work = {0};
+    if (make_workload(&options, &work) != 0) {
         fprintf(stderr, "clusterbench: out of memory for the frames\n");
         return EXIT_FAILURE;
     }
-    struct synthetic_model model;
-    synthetic_defaults(&model, options.rows, options.cols, 2026);
-    for (uint32_t k = 0; k < work.dark_frames; k++)
-        synthetic_dark_frame(&model, k, work.dark + k * pixels);
-    model.photons = options.photons;
-    for (uint32_t k = 0; k < options.frames; k++)
-        if (synthetic_frame(&model, work.dark_frames + k,
-                            work.frames + k * pixels, NULL) != 0) {
-            fprintf(stderr, "clusterbench: out of memory simulating\n");
+    char backends[8][16], inputs[4][16], sizes[8][16], threads[8][16],
+        streams[8][16], batches[8][16];
+    int n_backends = split(options.backends, backends, 8);
+    int n_inputs = split(options.inputs, inputs, 4);
+    int n_sizes = split(options.sizes, sizes, 8);
+    int n_threads = split(options.threads, threads, 8);
+    int n_streams = split(options.streams, streams, 8);
+    int n_batches = split(options.batches, batches, 8);
+    uint32_t largest_batch = 0;
+    for (int b = 0; b < n_batches; b++) {
+        uint32_t batch = (uint32_t)strtoul(batches[b], NULL, 10);
+        if (batch == 0 || batch > options.frames) {
+            fprintf(stderr, "clusterbench: a batch must be 1..frames\n");
             return EXIT_FAILURE;
         }
-
-    print_machine(argc, argv);
-    char sizes[64];
-    snprintf(sizes, sizeof sizes, "%s", options.sizes);
-    char *saved_size = NULL;
-    for (char *size = strtok_r(sizes, ",", &saved_size); size != NULL;
-         size = strtok_r(NULL, ",", &saved_size)) {
-        uint32_t nx, ny;
-        if (parse_size(size, &nx, &ny) != 0) {
-            fprintf(stderr, "clusterbench: bad cluster size '%s'\n", size);
+        largest_batch = batch > largest_batch ? batch : largest_batch;
+    }
+    print_header(argc, argv);
+    double ceiling = -1, best_cpu[8] = {0}, best_cuda[8] = {0};
+    for (int k = 0; k < n_backends; k++) {
+        bool cuda = strcmp(backends[k], "cuda") == 0;
+        if (!cuda && strcmp(backends[k], "cpu") != 0) {
+            fprintf(stderr, "clusterbench: backends are cpu and cuda\n");
             return EXIT_FAILURE;
         }
-        char threads[64];
-        snprintf(threads, sizeof threads, "%s", options.threads);
-        char *save = NULL;
-        for (char *t = strtok_r(threads, ",", &save); t != NULL;
-             t = strtok_r(NULL, ",", &save))
-            if (bench_one(&options, &work, nx, ny,
-                          (uint32_t)strtoul(t, NULL, 10)) != 0)
-                return EXIT_FAILURE;
+        if (cuda && ceiling < 0)
+            ceiling = measure_ceiling(&options, &work, largest_batch);
+        for (int s = 0; s < n_sizes; s++)
+            for (int i = 0; i < n_inputs; i++)
+                for (int p = 0; p < (cuda ? n_streams : n_threads); p++)
+                    for (int b = 0; b < n_batches; b++) {
+                        struct run run = {
+                            .backend = cuda ? CC_BACKEND_CUDA : CC_BACKEND_CPU,
+                            .threads = cuda ? 1 : (uint32_t)strtoul(threads[p], NULL, 10),
+                            .streams = cuda ? (uint32_t)strtoul(streams[p], NULL, 10) : 2,
+                            .batch = (uint32_t)strtoul(batches[b], NULL, 10)};
+                        run.input = strcmp(inputs[i], "pinned") == 0 ? INPUT_PINNED
+                                    : strcmp(inputs[i], "registered") == 0
+                                        ? INPUT_REGISTERED
+                                        : INPUT_PAGEABLE;
+                        if (parse_size(sizes[s], &run.nx, &run.ny) != 0) {
+                            fprintf(stderr, "clusterbench: bad size '%s'\n",
+                                    sizes[s]);
+                            return EXIT_FAILURE;
+                        }
+                        double rate = bench_one(&options, &work, &run);
+                        if (rate < 0)
+                            return EXIT_FAILURE;
+                        double *best = cuda ? best_cuda : best_cpu;
+                        best[s] = rate > best[s] ? rate : best[s];
+                    }
+    }
+    /* The ratios the results file asks for, per cluster size. */
+    for (int s = 0; s < n_sizes; s++) {
+        if (best_cuda[s] > 0 && ceiling > 0)
+            printf("\n%s: best CUDA / copy ceiling = %.2f", sizes[s],
+                   best_cuda[s] / ceiling);
+        if (best_cuda[s] > 0 && best_cpu[s] > 0)
+            printf("\n%s: best CUDA / best CPU = %.1f", sizes[s],
+                   best_cuda[s] / best_cpu[s]);
+    }
+    printf("\n");
+    for (int i = 0; i < 3; i++) {
+        if (i == INPUT_REGISTERED && work.frames[i] != NULL)
+            cc_host_unregister(work.frames[i]);
+        if (i == INPUT_PINNED)
+            cc_host_free(work.frames[i]);
+        else
+            free(work.frames[i]);
     }
     free(work.dark);
-    free(work.frames);
     return EXIT_SUCCESS;
 }

@@ -1,0 +1,579 @@
+/*
+ * backend.cu: the CUDA backend's host side. A batch is cut into chunks of
+ * frames; each chunk takes one of `streams` slots (its own device buffers
+ * and copy stream), so that copying chunk j+1 in overlaps deciding chunk j
+ * and extracting chunk j-1. Deciding runs on one stream, frame after
+ * frame, because frame k must see the pedestal left by frame k-1; the
+ * extraction of clusters runs on a second stream, chunk after chunk,
+ * because each chunk appends after the last.
+ *
+ * The state rotates through three device buffers: the committed one, read
+ * by the batch's first frame, and two that the frames write in turn. The
+ * committed index moves only when the whole batch succeeded, so a failed
+ * batch leaves the pedestal as it was. Clusters go straight from the GPU
+ * into the caller's cluster list, which this backend keeps in page-locked
+ * memory; if it is too small, the batch runs again after growing it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "../internal.h"
+#include "kernels.h"
+
+struct slot {
+    cudaStream_t copy;
+    cudaEvent_t copied, decided, extracted;
+    uint16_t *frames;  /* device: chunk_frames frames */
+    uint16_t *staging; /* page-locked: for callers' pageable frames */
+    void *v_planes;    /* device: a v plane per frame */
+    uint32_t *bitmaps; /* device: a centre bitmap per frame, kept zero */
+    uint32_t *counts;  /* device: centres per frame, kept zero */
+};
+
+struct cc__cuda {
+    int device;
+    cc_precision precision;
+    size_t pixels, real_size, bitmap_words;
+    cudaStream_t compute, output;
+    unsigned n_slots;
+    struct slot slots[CC_STREAMS_MAX];
+    uint32_t chunk_frames;
+    cc__launch_shape shape;
+    uint16_t *baseline;  /* device: X0 */
+    uint16_t *baseline_spare; /* device: where an upload goes first */
+    void *state[3][2];   /* device: [buffer][s or s2] */
+    int committed;       /* index of the committed buffer */
+    uint32_t window;     /* the pedestal's N, from the last upload */
+    uint64_t *totals;    /* device: running cluster totals per chunk */
+    size_t totals_capacity;
+    uint32_t *stored, *dropped; /* page-locked: per frame of a batch */
+    size_t frames_capacity;
+    bool dirty; /* a failed batch may have left bitmaps or counts set */
+};
+
+/* Records a CUDA failure in message and returns CC_EDEVICE. */
+static int cuda_failure(char *message, const char *what, cudaError_t error)
+{
+    return cc__message(message, CC_EDEVICE, "CUDA: %s: %s", what,
+                       cudaGetErrorString(error));
+}
+
+#define CUDA_TRY(call, what)                                                  \
+    do {                                                                      \
+        cudaError_t cuda_try_error = (call);                                  \
+        if (cuda_try_error != cudaSuccess)                                    \
+            return cuda_failure(message, (what), cuda_try_error);             \
+    } while (0)
+
+/* ---- life cycle ---- */
+
+static void free_slot(struct slot *slot)
+{
+    if (slot->copy != NULL)
+        cudaStreamDestroy(slot->copy);
+    if (slot->copied != NULL)
+        cudaEventDestroy(slot->copied);
+    if (slot->decided != NULL)
+        cudaEventDestroy(slot->decided);
+    if (slot->extracted != NULL)
+        cudaEventDestroy(slot->extracted);
+    cudaFree(slot->frames);
+    cudaFreeHost(slot->staging);
+    cudaFree(slot->v_planes);
+    cudaFree(slot->bitmaps);
+    cudaFree(slot->counts);
+    memset(slot, 0, sizeof *slot);
+}
+
+static void free_chunk_buffers(struct cc__cuda *cuda)
+{
+    for (unsigned i = 0; i < cuda->n_slots; i++)
+        free_slot(&cuda->slots[i]);
+}
+
+void cc__cuda_destroy(struct cc__cuda *cuda)
+{
+    if (cuda == NULL)
+        return;
+    cudaSetDevice(cuda->device);
+    if (cuda->compute != NULL)
+        cudaStreamSynchronize(cuda->compute);
+    if (cuda->output != NULL)
+        cudaStreamSynchronize(cuda->output);
+    free_chunk_buffers(cuda);
+    if (cuda->compute != NULL)
+        cudaStreamDestroy(cuda->compute);
+    if (cuda->output != NULL)
+        cudaStreamDestroy(cuda->output);
+    cudaFree(cuda->baseline);
+    cudaFree(cuda->baseline_spare);
+    for (int b = 0; b < 3; b++)
+        for (int f = 0; f < 2; f++)
+            cudaFree(cuda->state[b][f]);
+    cudaFree(cuda->totals);
+    cudaFreeHost(cuda->stored);
+    cudaFreeHost(cuda->dropped);
+    free(cuda);
+}
+
+/* The largest tile of tile_rows x 128 pixels whose padded v tile fits in
+ * 48 KB of shared memory: 8 rows for float, fewer for double at 9x9. */
+static cc__launch_shape default_shape(const cc_config *config,
+                                      size_t real_size)
+{
+    cc__launch_shape shape = {8, 128, 256};
+    uint32_t hx = config->cluster_size_x / 2, hy = config->cluster_size_y / 2;
+    while (shape.tile_rows > 1 &&
+           (shape.tile_rows + 2 * hy) * (shape.tile_cols + 2 * hx) *
+                   real_size >
+               48 * 1024)
+        shape.tile_rows /= 2;
+    return shape;
+}
+
+static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
+                         char *message)
+{
+    size_t frames = cuda->chunk_frames;
+    CUDA_TRY(cudaStreamCreateWithFlags(&slot->copy, cudaStreamNonBlocking),
+             "creating a copy stream");
+    CUDA_TRY(cudaEventCreateWithFlags(&slot->copied, cudaEventDisableTiming),
+             "creating an event");
+    CUDA_TRY(cudaEventCreateWithFlags(&slot->decided, cudaEventDisableTiming),
+             "creating an event");
+    CUDA_TRY(cudaEventCreateWithFlags(&slot->extracted,
+                                      cudaEventDisableTiming),
+             "creating an event");
+    CUDA_TRY(cudaMalloc(&slot->frames, frames * cuda->pixels * 2),
+             "allocating frame buffers");
+    CUDA_TRY(cudaHostAlloc(&slot->staging, frames * cuda->pixels * 2,
+                           cudaHostAllocPortable),
+             "allocating page-locked staging buffers");
+    CUDA_TRY(cudaMalloc(&slot->v_planes,
+                        frames * cuda->pixels * cuda->real_size),
+             "allocating v planes");
+    CUDA_TRY(cudaMalloc(&slot->bitmaps, frames * cuda->bitmap_words * 4),
+             "allocating centre bitmaps");
+    CUDA_TRY(cudaMemset(slot->bitmaps, 0, frames * cuda->bitmap_words * 4),
+             "clearing centre bitmaps");
+    CUDA_TRY(cudaMalloc(&slot->counts, frames * 4), "allocating counts");
+    CUDA_TRY(cudaMemset(slot->counts, 0, frames * 4), "clearing counts");
+    return CC_OK;
+}
+
+static int allocate_chunk_buffers(struct cc__cuda *cuda, char *message)
+{
+    for (unsigned i = 0; i < cuda->n_slots; i++) {
+        int rc = allocate_slot(cuda, &cuda->slots[i], message);
+        if (rc != CC_OK) {
+            free_chunk_buffers(cuda);
+            return rc;
+        }
+    }
+    return CC_OK;
+}
+
+static int open_device(struct cc__cuda *cuda, const cc_config *config,
+                       char *description, char *message)
+{
+    int devices = 0;
+    cudaError_t error = cudaGetDeviceCount(&devices);
+    if (error != cudaSuccess || devices == 0) {
+        const char *why = error != cudaSuccess ? cudaGetErrorString(error)
+                                               : "no CUDA device";
+        cc__message(description, CC_EDEVICE, "no usable GPU: %s", why);
+        return cc__message(message, CC_EDEVICE, "CUDA backend: no usable GPU: %s",
+                           why);
+    }
+    CUDA_TRY(cudaGetDevice(&cuda->device), "choosing the device");
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    cudaDeviceProp properties;
+    CUDA_TRY(cudaGetDeviceProperties(&properties, cuda->device),
+             "reading the device's properties");
+    cc__message(description, CC_OK, "CUDA on %s (device %d), %u stream%s",
+                properties.name, cuda->device, config->streams,
+                config->streams == 1 ? "" : "s");
+    return CC_OK;
+}
+
+static int allocate_state(struct cc__cuda *cuda, char *message)
+{
+    CUDA_TRY(cudaStreamCreateWithFlags(&cuda->compute, cudaStreamNonBlocking),
+             "creating the compute stream");
+    CUDA_TRY(cudaStreamCreateWithFlags(&cuda->output, cudaStreamNonBlocking),
+             "creating the output stream");
+    CUDA_TRY(cudaMalloc(&cuda->baseline, cuda->pixels * 2),
+             "allocating the pedestal");
+    CUDA_TRY(cudaMalloc(&cuda->baseline_spare, cuda->pixels * 2),
+             "allocating the pedestal");
+    for (int b = 0; b < 3; b++)
+        for (int f = 0; f < 2; f++)
+            CUDA_TRY(cudaMalloc(&cuda->state[b][f],
+                                cuda->pixels * cuda->real_size),
+                     "allocating the pedestal");
+    return allocate_chunk_buffers(cuda, message);
+}
+
+int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
+                 char *description, char *message)
+{
+    *result = NULL;
+    struct cc__cuda *cuda = (struct cc__cuda *)calloc(1, sizeof *cuda);
+    if (cuda == NULL)
+        return cc__message(message, CC_ENOMEM, "no memory for the CUDA backend");
+    cuda->precision = config->precision;
+    cuda->pixels = (size_t)config->rows * config->cols;
+    cuda->real_size = cc__precision_size(config->precision);
+    cuda->bitmap_words = (cuda->pixels + 31) / 32;
+    cuda->n_slots = config->streams;
+    cuda->chunk_frames = 32;
+    cuda->shape = default_shape(config, cuda->real_size);
+    int rc = open_device(cuda, config, description, message);
+    if (rc == CC_OK)
+        rc = allocate_state(cuda, message);
+    if (rc != CC_OK) {
+        if (rc == CC_EDEVICE && description != NULL &&
+            strncmp(description, "no usable GPU", 13) != 0)
+            cc__message(description, rc, "%s", message);
+        cc__cuda_destroy(cuda);
+        return rc;
+    }
+    *result = cuda;
+    return CC_OK;
+}
+
+int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
+{
+    char message[CC_MESSAGE_SIZE];
+    if (tuning->tile_rows != 0)
+        cuda->shape.tile_rows = tuning->tile_rows;
+    if (tuning->tile_cols != 0)
+        cuda->shape.tile_cols = tuning->tile_cols;
+    if (tuning->threads != 0)
+        cuda->shape.threads = tuning->threads;
+    if (tuning->chunk_frames != 0 && tuning->chunk_frames != cuda->chunk_frames) {
+        cudaSetDevice(cuda->device);
+        cudaDeviceSynchronize();
+        free_chunk_buffers(cuda);
+        cuda->chunk_frames = tuning->chunk_frames;
+        return allocate_chunk_buffers(cuda, message);
+    }
+    return CC_OK;
+}
+
+/* ---- the pedestal ---- */
+
+int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
+                    char *message)
+{
+    /* Into buffers no batch reads, then switched in: a failed upload
+     * leaves the GPU's pedestal as it was. */
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    CUDA_TRY(cudaStreamSynchronize(cuda->compute), "finishing the GPU's work");
+    int target = (cuda->committed + 1) % 3;
+    size_t bytes = cuda->pixels * cuda->real_size;
+    CUDA_TRY(cudaMemcpy(cuda->baseline_spare, pedestal->baseline,
+                        cuda->pixels * 2, cudaMemcpyHostToDevice),
+             "copying the pedestal to the GPU");
+    CUDA_TRY(cudaMemcpy(cuda->state[target][0], pedestal->s, bytes,
+                        cudaMemcpyHostToDevice),
+             "copying the pedestal to the GPU");
+    CUDA_TRY(cudaMemcpy(cuda->state[target][1], pedestal->s2, bytes,
+                        cudaMemcpyHostToDevice),
+             "copying the pedestal to the GPU");
+    uint16_t *held = cuda->baseline;
+    cuda->baseline = cuda->baseline_spare;
+    cuda->baseline_spare = held;
+    cuda->committed = target;
+    cuda->window = pedestal->window;
+    return CC_OK;
+}
+
+int cc__cuda_download(struct cc__cuda *cuda, struct cc__pedestal *pedestal,
+                      char *message)
+{
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    CUDA_TRY(cudaStreamSynchronize(cuda->compute), "finishing the GPU's work");
+    size_t bytes = cuda->pixels * cuda->real_size;
+    CUDA_TRY(cudaMemcpy(pedestal->s, cuda->state[cuda->committed][0], bytes,
+                        cudaMemcpyDeviceToHost),
+             "copying the pedestal from the GPU");
+    CUDA_TRY(cudaMemcpy(pedestal->s2, cuda->state[cuda->committed][1], bytes,
+                        cudaMemcpyDeviceToHost),
+             "copying the pedestal from the GPU");
+    return CC_OK;
+}
+
+/* ---- batches ---- */
+
+/* Makes the per-batch arrays hold n_frames frames and n_chunks chunks. */
+static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
+                         size_t n_chunks, char *message)
+{
+    if (n_frames > cuda->frames_capacity) {
+        size_t capacity = n_frames < 1024 ? 1024 : n_frames;
+        cudaFreeHost(cuda->stored);
+        cudaFreeHost(cuda->dropped);
+        cuda->stored = cuda->dropped = NULL;
+        cuda->frames_capacity = 0;
+        CUDA_TRY(cudaHostAlloc(&cuda->stored, capacity * 4,
+                               cudaHostAllocMapped | cudaHostAllocPortable),
+                 "allocating per-frame counts");
+        CUDA_TRY(cudaHostAlloc(&cuda->dropped, capacity * 4,
+                               cudaHostAllocMapped | cudaHostAllocPortable),
+                 "allocating per-frame counts");
+        cuda->frames_capacity = capacity;
+    }
+    if (n_chunks + 1 > cuda->totals_capacity) {
+        size_t capacity = n_chunks + 1 < 64 ? 64 : n_chunks + 1;
+        cudaFree(cuda->totals);
+        cuda->totals = NULL;
+        cuda->totals_capacity = 0;
+        CUDA_TRY(cudaMalloc(&cuda->totals, capacity * 8),
+                 "allocating cluster totals");
+        cuda->totals_capacity = capacity;
+    }
+    return CC_OK;
+}
+
+/* Everything one batch needs to enqueue its chunks. */
+struct batch {
+    const uint16_t *frames;
+    size_t n_frames;
+    bool pinned; /* frames can be copied to the GPU directly */
+    cc__frame_geometry geometry;
+    uint32_t max_clusters;
+    cc__cluster_output output;
+};
+
+/* Enqueues the copy of one chunk's frames into its slot. */
+static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
+                        const struct batch *batch, size_t first, size_t count,
+                        char *message)
+{
+    size_t bytes = count * cuda->pixels * 2;
+    const uint16_t *source = batch->frames + first * cuda->pixels;
+    if (!batch->pinned) {
+        /* The staging buffer is free once its last copy has completed. */
+        CUDA_TRY(cudaEventSynchronize(slot->copied), "waiting for a copy");
+        memcpy(slot->staging, source, bytes);
+        source = slot->staging;
+    }
+    /* The frame buffer is free once the chunk before has been decided. */
+    CUDA_TRY(cudaStreamWaitEvent(slot->copy, slot->decided, 0),
+             "ordering a copy");
+    CUDA_TRY(cudaMemcpyAsync(slot->frames, source, bytes,
+                             cudaMemcpyHostToDevice, slot->copy),
+             "copying frames to the GPU");
+    CUDA_TRY(cudaEventRecord(slot->copied, slot->copy), "recording a copy");
+    return CC_OK;
+}
+
+template <typename T>
+static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
+                          const struct batch *batch, size_t first,
+                          size_t count, char *message)
+{
+    CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->copied, 0),
+             "ordering the decisions");
+    /* v planes, bitmaps and counts are free once extracted. */
+    CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->extracted, 0),
+             "ordering the decisions");
+    int work[2] = {(cuda->committed + 1) % 3, (cuda->committed + 2) % 3};
+    for (size_t i = 0; i < count; i++) {
+        size_t k = first + i;
+        int in = k == 0 ? cuda->committed : work[(k - 1) % 2];
+        int out = work[k % 2];
+        CUDA_TRY(cc__launch_decide<T>(
+                     batch->geometry, cuda->shape, slot->frames + i * cuda->pixels,
+                     cuda->baseline, (const T *)cuda->state[in][0],
+                     (const T *)cuda->state[in][1], (T *)cuda->state[out][0],
+                     (T *)cuda->state[out][1],
+                     (T *)slot->v_planes + i * cuda->pixels,
+                     slot->bitmaps + i * cuda->bitmap_words, slot->counts + i,
+                     cuda->compute),
+                 "launching the decide kernel");
+    }
+    CUDA_TRY(cudaEventRecord(slot->decided, cuda->compute),
+             "recording the decisions");
+    return CC_OK;
+}
+
+template <typename T>
+static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
+                           const struct batch *batch, size_t chunk,
+                           size_t first, size_t count, char *message)
+{
+    CUDA_TRY(cudaStreamWaitEvent(cuda->output, slot->decided, 0),
+             "ordering the extraction");
+    CUDA_TRY(cc__launch_extract<T>(batch->geometry, (uint32_t)count,
+                                   slot->bitmaps, (const T *)slot->v_planes,
+                                   slot->counts, cuda->totals + chunk,
+                                   batch->max_clusters, batch->output,
+                                   (uint32_t)first, cuda->output),
+             "launching the extract kernel");
+    CUDA_TRY(cudaMemsetAsync(slot->counts, 0, count * 4, cuda->output),
+             "clearing counts");
+    CUDA_TRY(cudaEventRecord(slot->extracted, cuda->output),
+             "recording the extraction");
+    return CC_OK;
+}
+
+/* Enqueues every chunk of the batch and waits for the last. */
+template <typename T>
+static int run_batch(struct cc__cuda *cuda, const struct batch *batch,
+                     char *message)
+{
+    CUDA_TRY(cudaMemsetAsync(cuda->totals, 0, 8, cuda->output),
+             "clearing cluster totals");
+    size_t chunk = 0;
+    for (size_t first = 0; first < batch->n_frames;
+         first += cuda->chunk_frames, chunk++) {
+        size_t count = batch->n_frames - first < cuda->chunk_frames
+                           ? batch->n_frames - first
+                           : cuda->chunk_frames;
+        struct slot *slot = &cuda->slots[chunk % cuda->n_slots];
+        int rc = enqueue_copy(cuda, slot, batch, first, count, message);
+        if (rc == CC_OK)
+            rc = enqueue_decide<T>(cuda, slot, batch, first, count, message);
+        if (rc == CC_OK)
+            rc = enqueue_extract<T>(cuda, slot, batch, chunk, first, count,
+                                    message);
+        if (rc != CC_OK)
+            return rc;
+    }
+    CUDA_TRY(cudaStreamSynchronize(cuda->output), "running the batch");
+    CUDA_TRY(cudaStreamSynchronize(cuda->compute), "running the batch");
+    return CC_OK;
+}
+
+/* Clears what a failed batch may have left in the slots. */
+static int clear_slots(struct cc__cuda *cuda, char *message)
+{
+    cudaDeviceSynchronize();
+    for (unsigned i = 0; i < cuda->n_slots; i++) {
+        CUDA_TRY(cudaMemset(cuda->slots[i].bitmaps, 0,
+                            cuda->chunk_frames * cuda->bitmap_words * 4),
+                 "clearing centre bitmaps");
+        CUDA_TRY(cudaMemset(cuda->slots[i].counts, 0, cuda->chunk_frames * 4),
+                 "clearing counts");
+    }
+    cuda->dirty = false;
+    return CC_OK;
+}
+
+/* Whether the caller's frames are page-locked (pinned or registered). */
+static bool is_page_locked(const void *memory)
+{
+    cudaPointerAttributes attributes;
+    if (cudaPointerGetAttributes(&attributes, memory) != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: forget it */
+        return false;
+    }
+    return attributes.type == cudaMemoryTypeHost;
+}
+
+/* Points out's arrays at page-locked memory for needed clusters. */
+static int prepare_output(cc_clusters *out, size_t needed, char *message)
+{
+    cc__clusters_set_allocator(out, &cc__pinned_allocator);
+    if (cc__clusters_reserve(out, needed) != CC_OK)
+        return cc__message(message, CC_ENOMEM,
+                           "no page-locked memory for %zu clusters", needed);
+    return CC_OK;
+}
+
+static int first_failure(int rc, struct cc__cuda *cuda)
+{
+    if (rc != CC_OK)
+        cuda->dirty = true;
+    return rc;
+}
+
+int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
+                     const uint16_t *frames, const uint64_t *numbers,
+                     uint64_t first_number, size_t n_frames, cc_clusters *out,
+                     char *message)
+{
+    uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
+    cc__clusters_clear(out, nx, ny);
+    if (n_frames == 0)
+        return CC_OK;
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    if (cuda->dirty) {
+        int rc = clear_slots(cuda, message);
+        if (rc != CC_OK)
+            return rc;
+    }
+    size_t n_chunks = (n_frames + cuda->chunk_frames - 1) / cuda->chunk_frames;
+    int rc = reserve_batch(cuda, n_frames, n_chunks, message);
+    /* A first guess at the clusters; a batch that finds more runs again. */
+    size_t capacity = cc__clusters_capacity(out);
+    if (capacity < n_frames * 256)
+        capacity = n_frames * 256;
+    if (rc == CC_OK)
+        rc = prepare_output(out, capacity, message);
+    struct batch batch;
+    batch.frames = frames;
+    batch.n_frames = n_frames;
+    batch.pinned = is_page_locked(frames);
+    batch.geometry.rows = config->rows;
+    batch.geometry.cols = config->cols;
+    batch.geometry.half_x = nx / 2;
+    batch.geometry.half_y = ny / 2;
+    batch.geometry.adc_mask = config->adc_mask;
+    batch.geometry.window = cuda->window;
+    batch.geometry.nsigma = config->nsigma;
+    batch.geometry.c3nsigma = sqrt((double)(nx * ny)) * config->nsigma;
+    batch.max_clusters = config->max_clusters;
+    for (int attempt = 0; attempt < 2 && rc == CC_OK; attempt++) {
+        batch.output.x = out->x;
+        batch.output.y = out->y;
+        batch.output.values = out->values;
+        /* The arrays grow apart (values by cells at a time): the
+         * smallest bounds what the GPU may write. */
+        batch.output.capacity = cc__clusters_capacity(out);
+        batch.output.stored = cuda->stored;
+        batch.output.dropped = cuda->dropped;
+        rc = first_failure(cuda->precision == CC_PRECISION_DOUBLE
+                               ? run_batch<double>(cuda, &batch, message)
+                               : run_batch<float>(cuda, &batch, message),
+                           cuda);
+        uint64_t total = 0;
+        if (rc == CC_OK)
+            rc = first_failure(
+                cudaMemcpy(&total, cuda->totals + n_chunks, 8,
+                           cudaMemcpyDeviceToHost) == cudaSuccess
+                    ? CC_OK
+                    : cuda_failure(message, "reading the cluster total",
+                                   cudaGetLastError()),
+                cuda);
+        if (rc != CC_OK || total <= batch.output.capacity)
+            break;
+        /* Headroom, so that the next batches rarely run twice. */
+        rc = prepare_output(out, (size_t)(total + total / 2), message);
+    }
+    if (rc != CC_OK) {
+        cc__clusters_clear(out, nx, ny);
+        return rc;
+    }
+    for (size_t k = 0; k < n_frames; k++) {
+        rc = cc__clusters_begin_frame(out, numbers != NULL ? numbers[k]
+                                                           : first_number + k);
+        if (rc != CC_OK) {
+            cc__clusters_clear(out, nx, ny);
+            return cc__message(message, rc, "no memory for frame entries");
+        }
+        struct cc__frame_entry *entry = &out->frames[out->n_frames - 1];
+        entry->count = cuda->stored[k];
+        entry->dropped = cuda->dropped[k];
+        out->n_clusters += entry->count;
+    }
+    /* The batch succeeded whole: its last state becomes the pedestal. */
+    int work[2] = {(cuda->committed + 1) % 3, (cuda->committed + 2) % 3};
+    cuda->committed = work[(n_frames - 1) % 2];
+    return CC_OK;
+}

@@ -1,0 +1,93 @@
+/*
+ * kernels.cu: the CUDA kernels, compiled once per precision, and their
+ * launchers. Built with --fmad=false and IEEE division and square root, so
+ * that every operation rounds as on the CPU.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+#define CC__HD __host__ __device__
+
+namespace precision_float {
+typedef float real;
+#include "../pixel_arithmetic.h"
+#include "frame_kernels.cuh"
+} // namespace precision_float
+
+namespace precision_double {
+typedef double real;
+#include "../pixel_arithmetic.h"
+#include "frame_kernels.cuh"
+} // namespace precision_double
+
+/* Selects the kernels of one precision. */
+template <typename T> struct kernels_of;
+template <> struct kernels_of<float> {
+    static constexpr auto decide = precision_float::decide_kernel;
+    static constexpr auto extract = precision_float::extract_kernel;
+};
+template <> struct kernels_of<double> {
+    static constexpr auto decide = precision_double::decide_kernel;
+    static constexpr auto extract = precision_double::extract_kernel;
+};
+
+template <typename T>
+cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
+                              const cc__launch_shape &shape,
+                              const uint16_t *frame, const uint16_t *baseline,
+                              const T *s_in, const T *s2_in, T *s_out,
+                              T *s2_out, T *v_plane, uint32_t *bitmap,
+                              uint32_t *count, cudaStream_t stream)
+{
+    /* A tile and its half-window border must fit the default 48 KB of
+     * shared memory; the backend picks shapes that do. */
+    size_t shared = (size_t)(shape.tile_rows + 2 * geometry.half_y) *
+                    (shape.tile_cols + 2 * geometry.half_x) * sizeof(T);
+    if (shape.threads == 0 || shape.threads % 32 != 0 ||
+        shape.threads > 1024 || shape.tile_rows == 0 ||
+        shape.tile_cols == 0 || shared > 48 * 1024)
+        return cudaErrorInvalidConfiguration;
+    dim3 grid((geometry.cols + shape.tile_cols - 1) / shape.tile_cols,
+              (geometry.rows + shape.tile_rows - 1) / shape.tile_rows);
+    kernels_of<T>::decide<<<grid, shape.threads, shared, stream>>>(
+        geometry, shape.tile_rows, shape.tile_cols, frame, baseline, s_in,
+        s2_in, s_out, s2_out, v_plane, bitmap, count);
+    return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
+                               uint32_t n_frames, uint32_t *bitmaps,
+                               const T *v_planes, const uint32_t *counts,
+                               uint64_t *totals, uint32_t max_clusters,
+                               const cc__cluster_output &output,
+                               uint32_t first_frame, cudaStream_t stream)
+{
+    /* 512 threads scan a 400 x 400 bitmap (5000 words) in ten words
+     * each; clusters are staged in 24 KB windows (614 at 3x3, 74 at 9x9). */
+    const unsigned threads = 512;
+    const size_t cells = (size_t)(2 * geometry.half_x + 1) *
+                         (2 * geometry.half_y + 1);
+    const uint32_t window = (uint32_t)(24 * 1024 / (cells * 4 + 4));
+    size_t shared = window * (cells * 4 + 4);
+    if (n_frames == 0)
+        return cudaSuccess;
+    kernels_of<T>::extract<<<n_frames, threads, shared, stream>>>(
+        geometry, bitmaps, v_planes, counts, totals, max_clusters, output,
+        first_frame, n_frames, window);
+    return cudaGetLastError();
+}
+
+#define CC__INSTANTIATE(T)                                                    \
+    template cudaError_t cc__launch_decide<T>(                                \
+        const cc__frame_geometry &, const cc__launch_shape &,                 \
+        const uint16_t *, const uint16_t *, const T *, const T *, T *, T *,   \
+        T *, uint32_t *, uint32_t *, cudaStream_t);                           \
+    template cudaError_t cc__launch_extract<T>(                               \
+        const cc__frame_geometry &, uint32_t, uint32_t *, const T *,          \
+        const uint32_t *, uint64_t *, uint32_t, const cc__cluster_output &,   \
+        uint32_t, cudaStream_t);
+CC__INSTANTIATE(float)
+CC__INSTANTIATE(double)

@@ -1,0 +1,318 @@
+/*
+ * gpu.c: the CUDA backend against the CPU backend, byte for byte: the
+ * clusters of every frame and the pedestal after every batch, in both
+ * precisions, for 1 to 8 streams, several launch shapes, batch sizes from
+ * 1 to 100 and frame sizes that are and are not multiples of a tile.
+ * Exits 77 (Automake's SKIP) with the reason when no GPU answers.
+ * CC_GPU_TEST_FRAMES shortens the runs (for compute-sanitizer).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frames.h"
+#include "internal.h"
+#include "synthetic.h"
+
+enum { POOL = 128, DARK = 100, GPUS = 4 };
+
+static uint32_t frames_to_run(uint32_t wanted)
+{
+    const char *limit = getenv("CC_GPU_TEST_FRAMES");
+    uint32_t most = limit != NULL ? (uint32_t)strtoul(limit, NULL, 10) : 0;
+    return most != 0 && most < wanted ? most : wanted;
+}
+
+/* A pool of frames with photons, and dark frames to train on. */
+struct pool {
+    uint32_t rows, cols;
+    size_t pixels;
+    uint16_t *dark, *frames; /* frames is page-locked */
+};
+
+static struct pool make_pool(uint32_t rows, uint32_t cols, uint32_t photons)
+{
+    struct pool pool = {rows, cols, (size_t)rows * cols, NULL, NULL};
+    pool.dark = malloc(DARK * pool.pixels * sizeof *pool.dark);
+    pool.frames = cc_host_alloc(POOL * pool.pixels * sizeof *pool.frames);
+    ck_assert(pool.dark != NULL && pool.frames != NULL);
+    struct synthetic_model model;
+    synthetic_defaults(&model, rows, cols, 77);
+    for (uint32_t k = 0; k < DARK; k++)
+        synthetic_dark_frame(&model, k, pool.dark + k * pool.pixels);
+    model.photons = photons;
+    for (uint32_t k = 0; k < POOL; k++)
+        ck_assert_int_eq(synthetic_frame(&model, DARK + k,
+                                         pool.frames + k * pool.pixels, NULL),
+                         0);
+    return pool;
+}
+
+static void free_pool(struct pool *pool)
+{
+    free(pool->dark);
+    cc_host_free(pool->frames);
+}
+
+static cc_finder *trained_finder(const struct pool *pool, cc_config config)
+{
+    cc_finder *finder = test_finder(&config);
+    ck_assert_int_eq(cc_finder_train(finder, pool->dark, DARK), CC_OK);
+    return finder;
+}
+
+static void assert_same_clusters(const cc_clusters *want,
+                                 const cc_clusters *got)
+{
+    ck_assert_uint_eq(got->n_frames, want->n_frames);
+    ck_assert_uint_eq(got->n_clusters, want->n_clusters);
+    size_t cells = (size_t)want->size_x * want->size_y;
+    for (size_t k = 0; k < want->n_frames; k++) {
+        cc_frame_clusters a, b;
+        cc_clusters_frame(want, k, &a);
+        cc_clusters_frame(got, k, &b);
+        ck_assert_uint_eq(b.frame_number, a.frame_number);
+        ck_assert_uint_eq(b.count, a.count);
+        ck_assert_uint_eq(b.dropped, a.dropped);
+        ck_assert_mem_eq(b.x, a.x, a.count * sizeof *a.x);
+        ck_assert_mem_eq(b.y, a.y, a.count * sizeof *a.y);
+        ck_assert_mem_eq(b.values, a.values,
+                         a.count * cells * sizeof *a.values);
+    }
+}
+
+static void assert_same_pedestal(cc_finder *want, cc_finder *got,
+                                 size_t pixels, double *scratch)
+{
+    ck_assert_int_eq(cc_finder_pedestal_maps(want, scratch, scratch + pixels),
+                     CC_OK);
+    ck_assert_int_eq(cc_finder_pedestal_maps(got, scratch + 2 * pixels,
+                                             scratch + 3 * pixels),
+                     CC_OK);
+    ck_assert_mem_eq(scratch + 2 * pixels, scratch, 2 * pixels * sizeof *scratch);
+}
+
+/* Runs n_frames through a CPU finder and GPUS CUDA finders with the given
+ * streams and launch shapes, in batches of varying size, comparing the
+ * clusters of every batch and the pedestal after it. */
+static void lockstep(const struct pool *pool, cc_config config,
+                     uint32_t n_frames, const uint32_t streams[GPUS],
+                     const struct cc__cuda_tuning tunings[GPUS])
+{
+    static const uint32_t batches[] = {1, 3, 32, 33, 64, 100, 7, 2};
+    config.backend = CC_BACKEND_CPU;
+    config.threads = 0;
+    config.pedestal_frames = DARK;
+    cc_finder *cpu = trained_finder(pool, config);
+    cc_finder *gpu[GPUS];
+    config.backend = CC_BACKEND_CUDA;
+    for (int g = 0; g < GPUS; g++) {
+        config.streams = streams[g];
+        gpu[g] = trained_finder(pool, config);
+        ck_assert_int_eq(cc__finder_tune_cuda(gpu[g], &tunings[g]), CC_OK);
+    }
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    uint16_t *pageable = malloc(100 * pool->pixels * sizeof *pageable);
+    double *scratch = malloc(4 * pool->pixels * sizeof *scratch);
+    ck_assert(pageable != NULL && scratch != NULL);
+    uint32_t done = 0;
+    for (size_t b = 0; done < n_frames; b++) {
+        uint32_t n = batches[b % (sizeof batches / sizeof *batches)];
+        n = n < n_frames - done ? n : n_frames - done;
+        n = n < POOL ? n : POOL;
+        uint32_t first = (done * 7) % (POOL - n + 1);
+        const uint16_t *frames = pool->frames + first * pool->pixels;
+        if (b % 2 == 1) { /* every other batch from pageable memory */
+            memcpy(pageable, frames, n * pool->pixels * sizeof *pageable);
+            frames = pageable;
+        }
+        ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
+        for (int g = 0; g < GPUS; g++) {
+            int rc = cc_finder_process(gpu[g], frames, NULL, n, got);
+            ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu[g]));
+            assert_same_clusters(want, got);
+            assert_same_pedestal(cpu, gpu[g], pool->pixels, scratch);
+        }
+        done += n;
+    }
+    cc_finder_stats stats;
+    cc_finder_get_stats(cpu, &stats);
+    ck_assert_uint_eq(stats.frames_processed, n_frames);
+    ck_assert_uint_gt(stats.clusters, 0);
+    printf("  %ux%u, %ux%u clusters, %s: %u frames, %llu clusters "
+           "identical on CPU and GPU (streams %u %u %u %u)\n",
+           pool->rows, pool->cols, config.cluster_size_x,
+           config.cluster_size_y,
+           config.precision == CC_PRECISION_DOUBLE ? "double" : "float",
+           n_frames, (unsigned long long)stats.clusters, streams[0],
+           streams[1], streams[2], streams[3]);
+    free(pageable);
+    free(scratch);
+    cc_clusters_destroy(want);
+    cc_clusters_destroy(got);
+    cc_finder_destroy(cpu);
+    for (int g = 0; g < GPUS; g++)
+        cc_finder_destroy(gpu[g]);
+}
+
+static cc_config config_for(const struct pool *pool, int loop)
+{
+    cc_config config = test_config(pool->rows, pool->cols);
+    config.cluster_size_x = config.cluster_size_y = loop % 2 ? 9 : 3;
+    config.precision = loop / 2 ? CC_PRECISION_DOUBLE : CC_PRECISION_FLOAT;
+    return config;
+}
+
+/* 10,000 frames of 400 x 400 at 3x3 and 9x9, float and double, on 1, 2, 4
+ * and 8 streams with four launch shapes. */
+START_TEST(identical_full_frames)
+{
+    static const uint32_t streams[GPUS] = {1, 2, 4, 8};
+    static const struct cc__cuda_tuning tunings[GPUS] = {
+        {0, 0, 0, 0}, {16, 4, 64, 128}, {7, 1, 400, 512}, {64, 2, 32, 64}};
+    struct pool pool = make_pool(400, 400, 2330);
+    lockstep(&pool, config_for(&pool, _i), frames_to_run(10000), streams,
+             tunings);
+    free_pool(&pool);
+}
+END_TEST
+
+/* Reduced readout (160 rows) and a frame whose sides are not multiples of
+ * any tile (37 x 53). */
+START_TEST(identical_odd_frames)
+{
+    static const uint32_t streams[GPUS] = {1, 3, 2, 5};
+    static const struct cc__cuda_tuning tunings[GPUS] = {
+        {0, 0, 0, 0}, {5, 3, 17, 96}, {1, 8, 128, 256}, {33, 1, 64, 32}};
+    struct pool pool = _i < 4 ? make_pool(160, 400, 930) : make_pool(37, 53, 30);
+    lockstep(&pool, config_for(&pool, _i % 4), frames_to_run(2000), streams,
+             tunings);
+    free_pool(&pool);
+}
+END_TEST
+
+/* A per-frame cap stores the same clusters and counts the same drops. */
+START_TEST(identical_under_cap)
+{
+    static const uint32_t streams[GPUS] = {1, 2, 4, 8};
+    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0}};
+    struct pool pool = make_pool(400, 400, 2330);
+    cc_config config = config_for(&pool, _i);
+    config.max_clusters = 1000;
+    lockstep(&pool, config, frames_to_run(300), streams, tunings);
+    free_pool(&pool);
+}
+END_TEST
+
+/* A pedestal saved from the GPU and loaded on the CPU (and the other way)
+ * continues with identical output. */
+START_TEST(pedestal_moves_between_backends)
+{
+    struct pool pool = make_pool(400, 400, 2330);
+    cc_config config = config_for(&pool, 0);
+    config.pedestal_frames = DARK;
+    config.backend = CC_BACKEND_CUDA;
+    cc_finder *gpu = trained_finder(&pool, config);
+    config.backend = CC_BACKEND_CPU;
+    cc_finder *cpu = test_finder(&config);
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    char path[] = "/tmp/cc_gpu_pedestal_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(cc_finder_process(gpu, pool.frames, NULL, 50, got), CC_OK);
+    ck_assert_int_eq(cc_finder_save_pedestal(gpu, path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_pedestal(cpu, path), CC_OK);
+    /* Loading restarts the counts, so the frames are numbered here. */
+    uint64_t numbers[40];
+    for (int k = 0; k < 40; k++)
+        numbers[k] = 50 + (uint64_t)k;
+    const uint16_t *next = pool.frames + 50 * pool.pixels;
+    ck_assert_int_eq(cc_finder_process(cpu, next, numbers, 40, want), CC_OK);
+    ck_assert_int_eq(cc_finder_process(gpu, next, numbers, 40, got), CC_OK);
+    assert_same_clusters(want, got);
+    ck_assert_int_eq(cc_finder_save_pedestal(cpu, path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_pedestal(gpu, path), CC_OK);
+    next += 40 * pool.pixels;
+    ck_assert_int_eq(cc_finder_process(cpu, next, numbers, 30, want), CC_OK);
+    ck_assert_int_eq(cc_finder_process(gpu, next, numbers, 30, got), CC_OK);
+    assert_same_clusters(want, got);
+    unlink(path);
+    close(fd);
+    cc_clusters_destroy(want);
+    cc_clusters_destroy(got);
+    cc_finder_destroy(cpu);
+    cc_finder_destroy(gpu);
+    free_pool(&pool);
+}
+END_TEST
+
+/* Frames in memory registered with cc_host_register give the same. */
+START_TEST(registered_frames)
+{
+    struct pool pool = make_pool(400, 400, 2330);
+    size_t bytes = 64 * pool.pixels * sizeof(uint16_t);
+    uint16_t *frames = malloc(bytes);
+    ck_assert_ptr_nonnull(frames);
+    memcpy(frames, pool.frames, bytes);
+    ck_assert_int_eq(cc_host_register(frames, bytes), CC_OK);
+    cc_config config = config_for(&pool, 1);
+    config.pedestal_frames = DARK;
+    config.backend = CC_BACKEND_CUDA;
+    cc_finder *gpu = trained_finder(&pool, config);
+    config.backend = CC_BACKEND_CPU;
+    cc_finder *cpu = trained_finder(&pool, config);
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, 64, want), CC_OK);
+    ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, 64, got), CC_OK);
+    assert_same_clusters(want, got);
+    ck_assert_int_eq(cc_host_unregister(frames), CC_OK);
+    free(frames);
+    cc_clusters_destroy(want);
+    cc_clusters_destroy(got);
+    cc_finder_destroy(cpu);
+    cc_finder_destroy(gpu);
+    free_pool(&pool);
+}
+END_TEST
+
+int main(void)
+{
+    cc_config config = test_config(8, 8);
+    config.backend = CC_BACKEND_CUDA;
+    char message[CC_MESSAGE_SIZE];
+    cc_finder *probe;
+    int rc = cc_finder_new(&probe, &config, message);
+    if (rc != CC_OK) {
+        printf("SKIP: CUDA tests: %s\n", message);
+        return 77;
+    }
+    printf("CUDA tests on %s\n", cc_finder_backend_description(probe));
+    cc_finder_destroy(probe);
+
+    Suite *suite = suite_create("cuda");
+    TCase *identity = tcase_create("identity");
+    tcase_set_timeout(identity, 3600);
+    tcase_add_loop_test(identity, identical_full_frames, 0, 4);
+    tcase_add_loop_test(identity, identical_odd_frames, 0, 8);
+    tcase_add_loop_test(identity, identical_under_cap, 0, 2);
+    tcase_add_test(identity, pedestal_moves_between_backends);
+    tcase_add_test(identity, registered_frames);
+    suite_add_tcase(suite, identity);
+    SRunner *runner = srunner_create(suite);
+    /* CUDA is initialised in this process already: no forks. */
+    srunner_set_fork_status(runner, CK_NOFORK);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
