@@ -49,6 +49,11 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
         int row = row0 + ly, col = col0 + lx;
         if (row >= rows || col >= cols)
             continue;
+        size_t p = (size_t)row * cols + col;
+        /* Issued before the window loop, so that these loads' latency
+         * overlaps the shared-memory arithmetic. */
+        real s = s_in[p], s2 = s2_in[p];
+        uint16_t x = frame[p], x0 = baseline[p];
         real total = 0, max = 0;
         for (int dy = 0; dy <= 2 * hy; dy++)
             for (int dx = 0; dx <= 2 * hx; dx++) {
@@ -56,15 +61,14 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                 total += cell;
                 max = cell > max ? cell : max;
             }
-        size_t p = (size_t)row * cols + col;
         real value = tile[(ly + hy) * width + lx + hx];
         real s2_mean;
-        real rms = pixel_rms(s_in[p], s2_in[p], n, &s2_mean);
+        real rms = pixel_rms(s, s2, n, &s2_mean);
         int flags = pixel_decide(value, max, total, rms, nsigma, c3nsigma);
         int quiet = flags / PIXEL_QUIET;
-        real y = pixel_y(frame[p], g.adc_mask, baseline[p]);
-        s_out[p] = pixel_next_s(s_in[p], value, quiet);
-        s2_out[p] = pixel_next_s2(s2_in[p], y, s2_mean, quiet);
+        real y = pixel_y(x, g.adc_mask, x0);
+        s_out[p] = pixel_next_s(s, value, quiet);
+        s2_out[p] = pixel_next_s2(s2, y, s2_mean, quiet);
         v_plane[p] = value;
         if (flags & PIXEL_EMIT) {
             atomicOr(&bitmap[p >> 5], 1u << (p & 31));
@@ -77,32 +81,32 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
         atomicAdd(count, emitted);
 }
 
-/* Turns one frame's bitmap into clusters (one block a frame). Each thread
- * owns a run of bitmap words, so a block-wide scan of the threads' bit
- * counts gives every centre its rank in row-then-column order. Clusters
- * are staged in shared memory a window at a time and written out as one
- * contiguous run, so the writes to host memory coalesce. */
+/* Turns one frame's bitmap into clusters; gridDim.y blocks share a
+ * frame, each writing one range of its clusters. Each thread owns a run
+ * of bitmap words, so a block-wide scan of the threads' bit counts gives
+ * every centre its rank in row-then-column order. The block then lists
+ * the pixels of its clusters in shared memory, a window at a time, and
+ * all its threads gather the values together: consecutive threads write
+ * consecutive words of the output, so writes to host memory coalesce. */
 __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
                                const real *__restrict__ v_planes,
                                const uint32_t *__restrict__ counts,
                                uint64_t *totals, uint32_t max_clusters,
                                cc__cluster_output out, uint32_t first_frame,
-                               uint32_t n_frames, uint32_t window_clusters)
+                               uint32_t n_frames)
 {
-    extern __shared__ unsigned char shared_bytes[];
+    enum { WINDOW = 4096 };
+    __shared__ uint32_t positions[WINDOW];
     __shared__ uint64_t frame_base;
     __shared__ uint32_t frame_stored;
     __shared__ uint32_t warp_sums[32];
-    const uint32_t cells = (2 * g.half_x + 1) * (2 * g.half_y + 1);
-    int32_t *staged_values = reinterpret_cast<int32_t *>(shared_bytes);
-    uint16_t *staged_x =
-        reinterpret_cast<uint16_t *>(staged_values + window_clusters * cells);
-    uint16_t *staged_y = staged_x + window_clusters;
+    const uint32_t nx = 2 * g.half_x + 1;
+    const uint32_t cells = nx * (2 * g.half_y + 1);
 
     const uint32_t f = blockIdx.x;
     const size_t pixels = (size_t)g.rows * g.cols;
     const size_t words = (pixels + 31) / 32;
-    uint32_t *bitmap = bitmaps + f * words;
+    const uint32_t *bitmap = bitmaps + f * words;
     const real *v = v_planes + f * pixels;
 
     if (threadIdx.x == 0) {
@@ -117,10 +121,12 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
                               : found;
         frame_base = base;
         frame_stored = stored;
-        out.stored[first_frame + f] = stored;
-        out.dropped[first_frame + f] = found - stored;
-        if (f == n_frames - 1)
-            totals[1] = base + stored;
+        if (blockIdx.y == 0) {
+            out.stored[first_frame + f] = stored;
+            out.dropped[first_frame + f] = found - stored;
+            if (f == n_frames - 1)
+                totals[1] = base + stored;
+        }
     }
 
     /* This thread's words and the rank of its first centre. */
@@ -153,14 +159,18 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
     __syncthreads();
     uint32_t rank = inclusive - mine + (warp > 0 ? warp_sums[warp - 1] : 0);
 
+    /* This block's share of the frame's stored clusters. */
     const uint64_t base = frame_base;
     const uint32_t stored = frame_stored;
+    const uint32_t begin = (uint32_t)((uint64_t)stored * blockIdx.y / gridDim.y);
+    const uint32_t end =
+        (uint32_t)((uint64_t)stored * (blockIdx.y + 1) / gridDim.y);
     const bool fits = base + stored <= out.capacity;
     const int hx = (int)g.half_x, hy = (int)g.half_y;
     size_t w = word0;
     uint32_t bits = w < word1 ? bitmap[w] : 0;
-    for (uint32_t first = 0; first < stored; first += window_clusters) {
-        uint32_t last = min(first + window_clusters, stored);
+    for (uint32_t first = begin; first < end; first += WINDOW) {
+        uint32_t last = min(first + (uint32_t)WINDOW, end);
         while (rank < last && w < word1) {
             if (bits == 0) {
                 if (++w < word1)
@@ -169,36 +179,46 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
             }
             uint32_t bit = (uint32_t)__ffs(bits) - 1;
             bits &= bits - 1;
-            size_t p = w * 32 + bit;
-            int row = (int)(p / g.cols), col = (int)(p % g.cols);
-            uint32_t slot = rank - first;
-            staged_x[slot] = (uint16_t)col;
-            staged_y[slot] = (uint16_t)row;
-            int32_t *cluster = staged_values + slot * cells;
-            for (int dy = -hy; dy <= hy; dy++)
-                for (int dx = -hx; dx <= hx; dx++) {
-                    int r = row + dy, c = col + dx;
-                    bool inside = r >= 0 && r < (int)g.rows && c >= 0 &&
-                                  c < (int)g.cols;
-                    *cluster++ = inside
-                                     ? pixel_round(v[(size_t)r * g.cols + c])
-                                     : 0;
-                }
+            if (rank >= first)
+                positions[rank - first] = (uint32_t)(w * 32 + bit);
             rank++;
         }
         __syncthreads();
         if (fits) {
             uint32_t n = last - first;
             uint64_t at = base + first;
-            for (uint32_t i = threadIdx.x; i < n * cells; i += blockDim.x)
-                out.values[at * cells + i] = staged_values[i];
             for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
-                out.x[at + i] = staged_x[i];
-                out.y[at + i] = staged_y[i];
+                out.x[at + i] = (uint16_t)(positions[i] % g.cols);
+                out.y[at + i] = (uint16_t)(positions[i] / g.cols);
+            }
+            /* Thread t gathers cell t % cells of clusters t / cells,
+             * t / cells + lanes, ...: no division in the loop, and
+             * consecutive threads still write consecutive words. */
+            int32_t *values = out.values + at * cells;
+            const uint32_t lanes = blockDim.x / cells; /* clusters a pass */
+            if (threadIdx.x < lanes * cells) {
+                const uint32_t cell = threadIdx.x % cells;
+                const int dy = (int)(cell / nx) - hy, dx = (int)(cell % nx) - hx;
+                for (uint32_t cluster = threadIdx.x / cells; cluster < n;
+                     cluster += lanes) {
+                    uint32_t p = positions[cluster];
+                    int r = (int)(p / g.cols) + dy, c = (int)(p % g.cols) + dx;
+                    bool inside = r >= 0 && r < (int)g.rows && c >= 0 &&
+                                  c < (int)g.cols;
+                    values[cluster * cells + cell] =
+                        inside ? pixel_round(v[(size_t)r * g.cols + c]) : 0;
+                }
             }
         }
         __syncthreads();
     }
-    for (size_t word = word0; word < word1; word++)
-        bitmap[word] = 0;
+}
+
+/* Clears the bitmaps of n frames for their next use, once every block of
+ * the extract kernel has read them. */
+__global__ void clear_kernel(uint32_t *bitmaps, size_t n_words)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n_words;
+         i += (size_t)gridDim.x * blockDim.x)
+        bitmaps[i] = 0;
 }

@@ -27,10 +27,12 @@ template <typename T> struct kernels_of;
 template <> struct kernels_of<float> {
     static constexpr auto decide = precision_float::decide_kernel;
     static constexpr auto extract = precision_float::extract_kernel;
+    static constexpr auto clear = precision_float::clear_kernel;
 };
 template <> struct kernels_of<double> {
     static constexpr auto decide = precision_double::decide_kernel;
     static constexpr auto extract = precision_double::extract_kernel;
+    static constexpr auto clear = precision_double::clear_kernel;
 };
 
 template <typename T>
@@ -65,18 +67,25 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
                                const cc__cluster_output &output,
                                uint32_t first_frame, cudaStream_t stream)
 {
-    /* 512 threads scan a 400 x 400 bitmap (5000 words) in ten words
-     * each; clusters are staged in 24 KB windows (614 at 3x3, 74 at 9x9). */
-    const unsigned threads = 512;
-    const size_t cells = (size_t)(2 * geometry.half_x + 1) *
-                         (2 * geometry.half_y + 1);
-    const uint32_t window = (uint32_t)(24 * 1024 / (cells * 4 + 4));
-    size_t shared = window * (cells * 4 + 4);
+    /* Each frame is shared by four blocks of 512 threads (a 400 x 400
+     * bitmap is ten words a thread), so a chunk of 32 frames keeps 128
+     * of the H200's 132 multiprocessors busy gathering values. */
+    const unsigned threads = 512, blocks_per_frame = 4;
     if (n_frames == 0)
         return cudaSuccess;
-    kernels_of<T>::extract<<<n_frames, threads, shared, stream>>>(
+    dim3 grid(n_frames, blocks_per_frame);
+    kernels_of<T>::extract<<<grid, threads, 0, stream>>>(
         geometry, bitmaps, v_planes, counts, totals, max_clusters, output,
-        first_frame, n_frames, window);
+        first_frame, n_frames);
+    cudaError_t error = cudaGetLastError();
+    if (error != cudaSuccess)
+        return error;
+    size_t words = (size_t)n_frames *
+                   (((size_t)geometry.rows * geometry.cols + 31) / 32);
+    kernels_of<T>::clear<<<(unsigned)((words + 1023) / 1024 < 264
+                                          ? (words + 1023) / 1024
+                                          : 264),
+                           1024, 0, stream>>>(bitmaps, words);
     return cudaGetLastError();
 }
 

@@ -50,9 +50,9 @@ struct cc__cluster_output {
  * appended after totals[0] clusters; writes totals[1] for the next chunk.
  * Frames whose clusters would pass output.capacity are counted but not
  * written: the caller grows the output and runs the batch again. Clears
- * the bitmaps for their next use (the caller clears counts, which other
- * blocks read). first_frame is the chunk's first frame within the batch,
- * the index into output.stored and output.dropped. */
+ * the bitmaps for their next use (the caller clears counts). first_frame
+ * is the chunk's first frame within the batch, the index into
+ * output.stored and output.dropped. */
 template <typename T>
 cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
                                uint32_t n_frames, uint32_t *bitmaps,
