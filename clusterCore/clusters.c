@@ -62,11 +62,8 @@ void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x,
     clusters->n_clusters = 0;
 }
 
-/* Returns array grown to hold at least needed elements (array itself if
- * it already does), or NULL with array untouched. Capacities double, so a
- * run reallocates only a logarithmic number of times. */
-static void *grow(void *array, size_t *capacity, size_t needed,
-                  size_t element_size)
+void *cc__grow(void *array, size_t *capacity, size_t needed,
+               size_t element_size)
 {
     if (needed <= *capacity)
         return array;
@@ -88,20 +85,20 @@ static int reserve_clusters(cc_clusters *clusters, size_t needed)
 {
     size_t cells = (size_t)clusters->size_x * clusters->size_y;
     if (needed == 0)
-        return CC_OK; /* grow() would return the arrays, which may be NULL */
+        return CC_OK; /* cc__grow() would return the arrays, which may be NULL */
     if (needed > SIZE_MAX / cells)
         return CC_ENOMEM;
-    uint16_t *x = grow(clusters->x, &clusters->x_capacity, needed,
+    uint16_t *x = cc__grow(clusters->x, &clusters->x_capacity, needed,
                        sizeof *x);
     if (x == NULL)
         return CC_ENOMEM;
     clusters->x = x;
-    uint16_t *y = grow(clusters->y, &clusters->y_capacity, needed,
+    uint16_t *y = cc__grow(clusters->y, &clusters->y_capacity, needed,
                        sizeof *y);
     if (y == NULL)
         return CC_ENOMEM;
     clusters->y = y;
-    int32_t *values = grow(clusters->values, &clusters->values_capacity,
+    int32_t *values = cc__grow(clusters->values, &clusters->values_capacity,
                            needed * cells, sizeof *values);
     if (values == NULL)
         return CC_ENOMEM;
@@ -112,7 +109,7 @@ static int reserve_clusters(cc_clusters *clusters, size_t needed)
 int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number)
 {
     struct cc__frame_entry *frames =
-        grow(clusters->frames, &clusters->frames_capacity,
+        cc__grow(clusters->frames, &clusters->frames_capacity,
              clusters->n_frames + 1, sizeof *frames);
     if (frames == NULL)
         return CC_ENOMEM;

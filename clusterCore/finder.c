@@ -25,7 +25,7 @@ struct cc_finder {
 #define FAIL(finder, code, ...) \
     cc__message((finder)->last_error, (code), __VA_ARGS__)
 
-static unsigned resolve_threads(uint32_t threads)
+unsigned cc__resolve_threads(uint32_t threads)
 {
     if (threads != 0)
         return threads;
@@ -43,7 +43,7 @@ static int open_backend(const cc_config *config, struct cc__cpu **cpu,
         return cc__message(message, CC_ENOTSUP,
                            "the CUDA backend is not built into this "
                            "libclustercore (configure --with-cuda)");
-    int rc = cc__cpu_new(cpu, config, resolve_threads(config->threads),
+    int rc = cc__cpu_new(cpu, config, cc__resolve_threads(config->threads),
                          message);
     if (rc != CC_OK)
         return rc;

@@ -1,6 +1,6 @@
 /*
  * clusterbench: sustained frames per second of the cluster finder on
- * synthetic MÖNCH-like frames, for each cluster size and thread count
+ * simulated MÖNCH-like frames, for each cluster size and thread count
  * asked for. Frames are made and the pedestal trained before the clock
  * starts; each figure is the median of several timed runs, and the minor
  * page faults inside the timed runs are reported so that a figure paid
@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "clustercore.h"
-#include "synthetic.h"
 
 struct options {
     uint32_t rows, cols;
@@ -39,7 +38,7 @@ static void usage(FILE *out)
             "  --rows N --cols N frame size (default 400 x 400)\n"
             "  --frames N        distinct frames to cycle through (default 128)\n"
             "  --batch N         frames per process call (default 16)\n"
-            "  --photons N       photons per frame (default 2330)\n"
+            "  --photons N       mean photons per frame (default 2330)\n"
             "  --seconds S       length of one timed run (default 1)\n"
             "  --repeats N       timed runs per figure, median reported (default 5)\n"
             "  --precision float|double (default float)\n");
@@ -249,17 +248,29 @@ int main(int argc, char **argv)
         fprintf(stderr, "clusterbench: out of memory for the frames\n");
         return EXIT_FAILURE;
     }
-    struct synthetic_model model;
-    synthetic_defaults(&model, options.rows, options.cols, 2026);
-    for (uint32_t k = 0; k < work.dark_frames; k++)
-        synthetic_dark_frame(&model, k, work.dark + k * pixels);
-    model.photons = options.photons;
-    for (uint32_t k = 0; k < options.frames; k++)
-        if (synthetic_frame(&model, work.dark_frames + k,
-                            work.frames + k * pixels, NULL) != 0) {
-            fprintf(stderr, "clusterbench: out of memory simulating\n");
-            return EXIT_FAILURE;
-        }
+    cc_simulator_config model;
+    cc_simulator_config_init(&model);
+    model.rows = options.rows;
+    model.cols = options.cols;
+    model.seed = 2026;
+    model.flux = options.photons;
+    model.threads = 0; /* frames are independent: use every CPU */
+    char message[CC_MESSAGE_SIZE];
+    cc_simulator *simulator;
+    if (cc_simulator_new(&simulator, &model, message) != CC_OK) {
+        fprintf(stderr, "clusterbench: %s\n", message);
+        return EXIT_FAILURE;
+    }
+    int rc = cc_simulator_dark_frames(simulator, 0, work.dark_frames,
+                                      work.dark);
+    if (rc == CC_OK)
+        rc = cc_simulator_frames(simulator, 0, options.frames, work.frames,
+                                 NULL);
+    cc_simulator_destroy(simulator);
+    if (rc != CC_OK) {
+        fprintf(stderr, "clusterbench: simulating: %s\n", cc_strerror(rc));
+        return EXIT_FAILURE;
+    }
 
     print_machine(argc, argv);
     char sizes[64];
