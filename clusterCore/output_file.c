@@ -28,7 +28,7 @@ int cc__output_open(struct cc__output *output, const char *path,
     int fd = mkstemp(output->temporary);
     if (fd < 0) {
         int rc = cc__message(message, CC_EIO, "cannot create %s: %s",
-                             output->temporary, strerror(errno));
+                             path, strerror(errno));
         free(output->temporary);
         output->temporary = NULL; /* nothing to remove */
         cc__output_abort(output);

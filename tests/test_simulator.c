@@ -41,7 +41,12 @@ START_TEST(frames_independent_of_threads_and_batch)
         ck_assert_uint_eq(a.frame_number, 100 + k);
         ck_assert_uint_eq(b.frame_number, 100 + k);
         ck_assert_uint_eq(a.count, b.count);
-        ck_assert_mem_eq(a.photons, b.photons, a.count * sizeof *a.photons);
+        for (uint32_t j = 0; j < a.count; j++) { /* fields: not the padding */
+            ck_assert(a.photons[j].x == b.photons[j].x);
+            ck_assert(a.photons[j].y == b.photons[j].y);
+            ck_assert(a.photons[j].energy_kev == b.photons[j].energy_kev);
+            ck_assert_uint_eq(a.photons[j].line, b.photons[j].line);
+        }
     }
     ck_assert_mem_eq(one, all, 8 * pixels * sizeof *one);
     ck_assert_int_eq(cc_simulator_dark_frames(parallel, 100, 8, all), CC_OK);

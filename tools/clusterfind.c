@@ -45,7 +45,9 @@ static void usage(FILE *out)
         "  --seed N                simulator seed (default 1)\n"
         "  --help, --version\n"
         "\n"
-        "Exit status: 0 on success, 1 when the run failed, 2 for bad options.\n"
+        "Exit status: 0 on success, 1 when the run failed (nothing written),\n"
+        "2 for bad options, 3 when the input was damaged (a missing or truncated\n"
+        "data file, padded frames): the outputs then hold every complete frame.\n"
         "Outputs appear under their names only when complete.\n");
 }
 

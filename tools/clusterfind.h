@@ -10,8 +10,10 @@
 
 #include "clustercore.h"
 
-/* Exit statuses. */
-enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
+/* Exit statuses. A damaged input (a missing or truncated data file, a
+ * padded frame) still gives complete outputs of every complete frame, but
+ * not status 0: scripts must notice. */
+enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2, EXIT_INPUT_DAMAGED = 3 };
 
 struct options {
     const char *pedestal;  /* master file of the dark run */

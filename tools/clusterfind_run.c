@@ -280,6 +280,30 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
             printf("wrote:     %s\n", outputs[i]);
 }
 
+/* Sums the damage the raw readers met; says it on stderr if any. */
+static bool input_damaged(const struct job *job)
+{
+    cc_raw_stats total = {0};
+    const struct source *sources[] = {&job->dark, &job->data};
+    for (int i = 0; i < 2; i++) {
+        cc_raw_stats stats;
+        if (sources[i]->reader == NULL ||
+            cc_raw_reader_stats(sources[i]->reader, &stats) != CC_OK)
+            continue;
+        total.files_missing += stats.files_missing;
+        total.files_truncated += stats.files_truncated;
+        total.frames_padded += stats.frames_padded;
+    }
+    if (total.files_missing + total.files_truncated + total.frames_padded == 0)
+        return false;
+    fprintf(stderr, "clusterfind: the input was damaged (%" PRIu64
+                    " missing files, %" PRIu64 " truncated files, %" PRIu64
+                    " padded frames skipped); the outputs hold every "
+                    "complete frame\n",
+            total.files_missing, total.files_truncated, total.frames_padded);
+    return true;
+}
+
 static void clean_up(struct job *job)
 {
     source_close(&job->dark);
@@ -311,6 +335,8 @@ int clusterfind_run(const struct options *options)
         status = write_outputs(&job);
     if (status == 0)
         summary(&job, frames, seconds);
+    if (status == 0 && input_damaged(&job))
+        status = EXIT_INPUT_DAMAGED;
     clean_up(&job);
     return status;
 }
