@@ -3,13 +3,7 @@
 # file, a wrong image size, an unwritable output and bad options: a clear
 # one-line error, a non-zero exit status, and no output presented as
 # complete (nothing left under an output's name or a temporary one).
-set -eu
-clusterfind=${builddir:-.}/tools/clusterfind
-simulate_raw=${builddir:-.}/examples/simulate_raw
-work=$(mktemp -d "${TMPDIR:-/tmp}/clusterfind_bad.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
 
 mkdir -p "$work/good" "$work/out"
 "$simulate_raw" "$work/good" 20 6 3 >/dev/null || fail "simulate_raw failed"

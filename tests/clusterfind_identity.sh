@@ -2,13 +2,7 @@
 # clusterfind_identity.sh: the same run twice, and one thread against
 # several, give byte-identical .clust files, from the built-in simulator
 # and from raw files; 3x3 and 9x9.
-set -eu
-clusterfind=${builddir:-.}/tools/clusterfind
-simulate_raw=${builddir:-.}/examples/simulate_raw
-work=$(mktemp -d "${TMPDIR:-/tmp}/clusterfind_identity.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
 
 # run NAME ARGS...: runs clusterfind, its summary into NAME.log.
 run() {
