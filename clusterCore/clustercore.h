@@ -283,6 +283,243 @@ CC_API void cc_host_free(void *memory);
 CC_API int cc_host_register(void *memory, size_t size);
 CC_API int cc_host_unregister(void *memory);
 
+/* ------------------------------------------------------------------ */
+/* Simulator                                                           */
+/* ------------------------------------------------------------------ */
+
+/* MÖNCH-like frames with ground truth. Every random number is a hash of
+ * (seed, stream, frame, index), so frame k of a seed is the same whatever
+ * thread, order or batch makes it, and frames can be made in parallel. */
+
+#define CC_SIM_LINES_MAX 8
+
+typedef enum cc_beam_profile {
+    CC_BEAM_UNIFORM = 0, /* photons uniform over the sensor (default) */
+    CC_BEAM_SPOT = 1     /* a Gaussian spot; photons that miss the sensor are lost */
+} cc_beam_profile;
+
+typedef struct cc_emission_line {
+    double energy_kev;
+    double weight; /* relative intensity; the weights need not sum to 1 */
+} cc_emission_line;
+
+/* Callers allocate this struct and fill it with cc_simulator_config_init()
+ * first. */
+typedef struct cc_simulator_config {
+    uint32_t rows, cols;      /* default 400 x 400 */
+    uint64_t seed;            /* default 1 */
+    double pedestal;          /* mean dark level, ADU; default 4655 */
+    double pedestal_spread;   /* pixel-to-pixel rms of the dark level; 100 */
+    double noise_min;         /* each pixel's noise rms is uniform in */
+    double noise_max;         /*   [noise_min, noise_max] ADU; 15, 50 */
+    double flux;              /* mean photons per frame, Poisson; 2330 */
+    cc_beam_profile beam;     /* default CC_BEAM_UNIFORM */
+    double spot_x, spot_y;    /* spot centre (column, row), px; frame centre */
+    double spot_sigma;        /* spot rms, px; 60 */
+    uint32_t n_lines;         /* default 2: Cu Ka 8.048 keV 87 %, Kb 8.905 keV 13 % */
+    cc_emission_line lines[CC_SIM_LINES_MAX];
+    double gain;              /* ADU per keV; default 100 (Cu Ka = 804.8 ADU) */
+    double cloud_sigma;       /* charge cloud rms, px, 0.05..2; default 0.25 */
+    uint16_t adc_max;         /* ADC full scale; default 16383 (14 bits) */
+    uint32_t threads;         /* frames made in parallel, 1..256, 0 = one
+                                 per online CPU; default 1 */
+} cc_simulator_config;
+
+/* One photon of the ground truth: where it hit (column, row in pixels,
+ * the pixel (i, j) spans [i, i+1) x [j, j+1)) and its energy, from line
+ * `line` of the configuration. */
+typedef struct cc_photon {
+    double x, y;
+    double energy_kev;
+    uint32_t line;
+} cc_photon;
+
+/* The photons of a batch of frames, reused across calls like cc_clusters. */
+typedef struct cc_truth cc_truth;
+
+typedef struct cc_frame_truth {
+    uint64_t frame_number;
+    uint32_t count;
+    const cc_photon *photons;
+} cc_frame_truth;
+
+CC_API int cc_truth_new(cc_truth **truth);
+CC_API void cc_truth_destroy(cc_truth *truth);
+CC_API size_t cc_truth_frame_count(const cc_truth *truth);
+CC_API int cc_truth_frame(const cc_truth *truth, size_t index,
+                          cc_frame_truth *frame);
+
+typedef struct cc_simulator cc_simulator;
+
+CC_API void cc_simulator_config_init(cc_simulator_config *config);
+/* Checks a configuration like cc_config_check(). */
+CC_API int cc_simulator_config_check(const cc_simulator_config *config,
+                                     char *message);
+CC_API int cc_simulator_new(cc_simulator **simulator,
+                            const cc_simulator_config *config, char *message);
+CC_API void cc_simulator_destroy(cc_simulator *simulator);
+
+/* Writes n_frames dark frames first, first + 1, ... (rows * cols uint16
+ * each, back to back). Dark frame k and data frame k have independent
+ * noise. */
+CC_API int cc_simulator_dark_frames(cc_simulator *simulator, uint64_t first,
+                                    size_t n_frames, uint16_t *frames);
+/* Writes n_frames frames with photons and, when truth is not NULL, fills
+ * it with exactly these frames' photons. */
+CC_API int cc_simulator_frames(cc_simulator *simulator, uint64_t first,
+                               size_t n_frames, uint16_t *frames,
+                               cc_truth *truth);
+/* The model's per-pixel dark level and noise rms in ADU (either may be
+ * NULL), rows * cols values each. */
+CC_API int cc_simulator_maps(const cc_simulator *simulator, double *pedestal,
+                             double *noise);
+
+/* ------------------------------------------------------------------ */
+/* Comparison with the ground truth                                    */
+/* ------------------------------------------------------------------ */
+
+/* Scores clusters against the photons that made them. A photon is
+ * isolated when no other photon lies within max(Nx, Ny) / 2 + 3 pixels
+ * (Chebyshev distance between pixels) and its pixel is at least
+ * max(Nx, Ny) / 2 + 1 pixels from every edge; it is found when a cluster
+ * centre lies within distance 1 of its pixel. A cluster is false when no
+ * photon lies within distance 2 of its centre. The energy ratio is the
+ * cluster sum over the photon's energy times the gain, for isolated
+ * photons of line 0 (Cu Ka by default), taking the largest sum when
+ * several clusters found the photon. */
+typedef struct cc_truth_score cc_truth_score;
+
+typedef struct cc_score {
+    uint64_t frames;
+    uint64_t photons;
+    uint64_t isolated_photons;
+    uint64_t isolated_found;
+    double efficiency;       /* isolated_found / isolated_photons */
+    uint64_t clusters;
+    uint64_t false_clusters;
+    double false_rate;       /* false clusters per pixel per frame */
+    uint64_t line0_found;    /* isolated line-0 photons in the ratio */
+    double line0_ratio;      /* median cluster sum / (energy * gain) */
+} cc_score;
+
+CC_API int cc_truth_score_new(cc_truth_score **score, uint32_t rows,
+                              uint32_t cols, double gain);
+CC_API void cc_truth_score_destroy(cc_truth_score *score);
+/* Adds the frames of clusters, which must be the frames of truth, with the
+ * same numbers in the same order (CC_EINVAL otherwise, adding nothing). */
+CC_API int cc_truth_score_add(cc_truth_score *score,
+                              const cc_clusters *clusters,
+                              const cc_truth *truth);
+CC_API int cc_truth_score_get(const cc_truth_score *score, cc_score *result);
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Every function below that fails writes a sentence into message
+ * (CC_MESSAGE_SIZE bytes, may be NULL). Every output is written under a
+ * temporary name and renamed when complete, so a failed run never leaves a
+ * file that looks complete. */
+
+/* MÖNCH raw runs as the slsDetector receiver writes them: a master
+ * NAME_master_I.json and data files NAME_d0_fF_I.raw of frames, each a
+ * 112-byte header and rows * cols little-endian uint16. */
+#define CC_RAW_HEADER_SIZE 112
+#define CC_RAW_PACKET_BYTES 6400 /* MÖNCH data bytes per UDP packet */
+
+typedef struct cc_raw_info {
+    double version;               /* "Version": 7.x or 8.x */
+    uint32_t rows, cols;          /* "Pixels" y and x */
+    uint64_t image_bytes;         /* "Image Size in bytes" (v8: "Image Size") */
+    uint64_t frames;              /* "Frames in File": frames in the run */
+    uint64_t total_frames;        /* "Total Frames": frames asked for */
+    uint32_t max_frames_per_file; /* "Max Frames Per File" */
+    uint32_t files;               /* data files the frames are split into */
+    uint32_t frame_padding;       /* "Frame Padding" */
+    uint32_t packets_per_frame;   /* a complete frame's packetNumber */
+} cc_raw_info;
+
+typedef struct cc_raw_stats {
+    uint64_t frames_read;      /* complete frames delivered */
+    uint64_t frames_padded;    /* frames with missing packets, skipped */
+    uint64_t files_missing;    /* data files that could not be opened */
+    uint64_t files_truncated;  /* data files that end inside a frame */
+} cc_raw_stats;
+
+typedef struct cc_raw_reader cc_raw_reader;
+
+/* Opens a run by its master file and checks that it is a MÖNCH run that
+ * this reader understands (one module, one UDP interface). */
+CC_API int cc_raw_reader_open(cc_raw_reader **reader, const char *master_path,
+                              char *message);
+CC_API void cc_raw_reader_close(cc_raw_reader *reader);
+CC_API int cc_raw_reader_info(const cc_raw_reader *reader, cc_raw_info *info);
+CC_API int cc_raw_reader_stats(const cc_raw_reader *reader,
+                               cc_raw_stats *stats);
+/* Reads up to max_frames complete frames (rows * cols uint16 each) and
+ * their numbers from the headers (frame_numbers may be NULL); *n_read is 0
+ * at the end of the run. A missing or truncated data file or a padded
+ * frame does not fail the call: the reader skips what is incomplete, keeps
+ * every complete frame, and queues a notice saying what it skipped. */
+CC_API int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
+                              uint64_t *frame_numbers, size_t max_frames,
+                              size_t *n_read, char *message);
+/* The next queued notice (a sentence), or NULL; valid until the next call
+ * on the reader. */
+CC_API const char *cc_raw_reader_notice(cc_raw_reader *reader);
+
+typedef struct cc_raw_writer cc_raw_writer;
+
+/* Starts a run whose master file will be master_path, which must end in
+ * _master_I.json; data files go beside it, max_frames_per_file frames each.
+ * Nothing appears under the final names until cc_raw_writer_finish(). */
+CC_API int cc_raw_writer_new(cc_raw_writer **writer, const char *master_path,
+                             uint32_t rows, uint32_t cols,
+                             uint32_t max_frames_per_file, char *message);
+CC_API int cc_raw_writer_write(cc_raw_writer *writer, const uint16_t *frames,
+                               const uint64_t *frame_numbers, size_t n_frames,
+                               char *message);
+/* Writes the master file (version 7.2 keys) and renames every file. */
+CC_API int cc_raw_writer_finish(cc_raw_writer *writer, char *message);
+/* Frees the writer; a run not finished is removed. */
+CC_API void cc_raw_writer_destroy(cc_raw_writer *writer);
+
+/* Cluster files, byte-compatible with aare's ClusterFile: per frame
+ * int32 frame number, uint32 count, then count records of uint16 x,
+ * uint16 y, int32 values[Nx * Ny], little-endian and packed. */
+typedef struct cc_clust_writer cc_clust_writer;
+
+CC_API int cc_clust_writer_new(cc_clust_writer **writer, const char *path,
+                               char *message);
+/* Appends every frame of clusters; frame numbers must fit an int32 and all
+ * frames of a file must have one cluster size. */
+CC_API int cc_clust_writer_write(cc_clust_writer *writer,
+                                 const cc_clusters *clusters, char *message);
+CC_API int cc_clust_writer_finish(cc_clust_writer *writer, char *message);
+/* Frees the writer; a file not finished is removed. */
+CC_API void cc_clust_writer_destroy(cc_clust_writer *writer);
+
+typedef struct cc_clust_reader cc_clust_reader;
+
+/* The file does not record the cluster size; the caller says it. */
+CC_API int cc_clust_reader_open(cc_clust_reader **reader, const char *path,
+                                uint32_t size_x, uint32_t size_y,
+                                char *message);
+CC_API void cc_clust_reader_close(cc_clust_reader *reader);
+/* Replaces the contents of clusters with up to max_frames next frames;
+ * none at the end of the file. A file that ends inside a frame fails with
+ * CC_EFORMAT. */
+CC_API int cc_clust_reader_read(cc_clust_reader *reader, size_t max_frames,
+                                cc_clusters *clusters, char *message);
+
+/* The spectrum as CSV: a header line "low,high,count", one line per bin,
+ * then the underflow as "-inf,MIN,N" and the overflow as "MAX,inf,N". */
+CC_API int cc_spectrum_write_csv(const cc_spectrum *spectrum, const char *path,
+                                 char *message);
+/* The hit map as a NumPy .npy file: little-endian uint32, shape (rows, cols). */
+CC_API int cc_hitmap_write_npy(const cc_hitmap *hitmap, const char *path,
+                               char *message);
+
 /* The library's version, "MAJOR.MINOR.PATCH". */
 CC_API const char *cc_version(void);
 

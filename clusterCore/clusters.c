@@ -112,6 +112,12 @@ static void *grow(const struct cc__allocator *allocator, void *array,
     return grown;
 }
 
+void *cc__grow(void *array, size_t *capacity, size_t needed,
+               size_t element_size)
+{
+    return grow(&cc__heap_allocator, array, capacity, needed, element_size);
+}
+
 /* Makes room for needed clusters. Each array keeps its own capacity, so
  * a failure part-way or a change of cluster size never leaves a capacity
  * that overstates its array. */
@@ -119,7 +125,7 @@ int cc__clusters_reserve(cc_clusters *clusters, size_t needed)
 {
     size_t cells = (size_t)clusters->size_x * clusters->size_y;
     if (needed == 0)
-        return CC_OK; /* grow() would return the arrays, which may be NULL */
+        return CC_OK; /* cc__grow() would return the arrays, which may be NULL */
     if (needed > SIZE_MAX / cells)
         return CC_ENOMEM;
     const struct cc__allocator *allocator = clusters->allocator;

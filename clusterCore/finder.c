@@ -28,7 +28,7 @@ struct cc_finder {
 #define FAIL(finder, code, ...) \
     cc__message((finder)->last_error, (code), __VA_ARGS__)
 
-static unsigned resolve_threads(uint32_t threads)
+unsigned cc__resolve_threads(uint32_t threads)
 {
     if (threads != 0)
         return threads;
@@ -42,7 +42,7 @@ static unsigned resolve_threads(uint32_t threads)
 static int open_cpu(cc_finder *finder, const char *note, char *message)
 {
     int rc = cc__cpu_new(&finder->cpu, &finder->config,
-                         resolve_threads(finder->config.threads), message);
+                         cc__resolve_threads(finder->config.threads), message);
     if (rc != CC_OK)
         return rc;
     finder->backend = CC_BACKEND_CPU;

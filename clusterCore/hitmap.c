@@ -60,3 +60,9 @@ const uint32_t *cc_hitmap_counts(const cc_hitmap *hitmap)
 {
     return hitmap == NULL ? NULL : hitmap->counts;
 }
+
+void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols)
+{
+    *rows = hitmap->rows;
+    *cols = hitmap->cols;
+}

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "clustercore.h"
 
@@ -27,6 +28,15 @@ extern "C" {
  * returns code, so that a failure is reported in one statement. */
 int cc__message(char *message, int code, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Returns array grown to hold at least needed elements (array itself if
+ * it already does), or NULL with array untouched. Capacities double, so a
+ * run reallocates only a logarithmic number of times. */
+void *cc__grow(void *array, size_t *capacity, size_t needed,
+               size_t element_size);
+
+/* The thread count that 0 (one per online CPU) or n stands for. */
+unsigned cc__resolve_threads(uint32_t threads);
 
 /* ---- cluster lists (clusters.c) ---- */
 
@@ -184,6 +194,92 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     struct cc__pedestal *pedestal, const uint16_t *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
+
+/* The size of a hit map (hitmap.c). */
+void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
+
+/* ---- counter-based random numbers (random.c) ---- */
+
+/* The key of one (seed, stream, frame); cc__random_bits(key, i) is then
+ * the i-th 64-bit number of that frame's stream. */
+uint64_t cc__random_key(uint64_t seed, uint32_t stream, uint64_t frame);
+uint64_t cc__random_bits(uint64_t key, uint64_t index);
+/* Uniform in (0, 1) from 64 random bits. */
+double cc__random_uniform(uint64_t bits);
+/* Two independent standard normals from 64 random bits. */
+void cc__random_normal_pair(uint64_t bits, double *first, double *second);
+/* A Poisson draw of the given mean from the numbers of key. */
+uint64_t cc__random_poisson(uint64_t key, double mean);
+
+/* ---- ground truth (truth.c) ---- */
+
+struct cc__truth_entry {
+    uint64_t number;
+    size_t first; /* index of the frame's first photon */
+    uint32_t count;
+};
+
+struct cc_truth {
+    struct cc__truth_entry *frames;
+    size_t n_frames, frames_capacity;
+    cc_photon *photons;
+    size_t n_photons, photons_capacity;
+};
+
+void cc__truth_clear(cc_truth *truth);
+int cc__truth_begin_frame(cc_truth *truth, uint64_t number);
+int cc__truth_push(cc_truth *truth, const cc_photon *photon);
+
+/* ---- outputs written under a temporary name (output_file.c) ---- */
+
+struct cc__output {
+    FILE *file;
+    char *temporary; /* path.XXXXXX while open */
+    char *path;
+};
+
+/* Creates path.XXXXXX for writing (mode 0644). */
+int cc__output_open(struct cc__output *output, const char *path,
+                    char *message);
+/* Flushes, syncs and closes the file and renames it to its path; on
+ * failure removes it. Either way the output is closed. */
+int cc__output_commit(struct cc__output *output, char *message);
+/* Closes and removes an output not committed; harmless when closed. */
+void cc__output_abort(struct cc__output *output);
+/* Writes size bytes or reports why not. */
+int cc__output_write(struct cc__output *output, const void *data,
+                     size_t size, char *message);
+
+/* ---- a strict JSON reader for master files (json.c) ---- */
+
+enum cc__json_type {
+    CC__JSON_NULL,
+    CC__JSON_FALSE,
+    CC__JSON_TRUE,
+    CC__JSON_NUMBER,
+    CC__JSON_STRING,
+    CC__JSON_ARRAY,
+    CC__JSON_OBJECT
+};
+
+struct cc__json {
+    enum cc__json_type type;
+    double number;
+    char *string;              /* a string's value */
+    char *key;                 /* an object member's name */
+    struct cc__json *children; /* array elements or object members */
+    size_t n_children;
+};
+
+/* Parses exactly one JSON value (RFC 8259) from text; anything else,
+ * including trailing characters, fails with CC_EFORMAT and a message that
+ * gives the line. */
+int cc__json_parse(const char *text, size_t length, struct cc__json **root,
+                   char *message);
+void cc__json_free(struct cc__json *value);
+/* The member of an object called key, or NULL. */
+const struct cc__json *cc__json_member(const struct cc__json *object,
+                                       const char *key);
 
 /* ---- the CUDA backend (cuda/backend.cu, when built) ---- */
 

@@ -99,45 +99,19 @@ int cc__pedestal_save(const struct cc__pedestal *pedestal, uint32_t rows,
     };
     memcpy(header.magic, file_magic, sizeof file_magic);
 
-    size_t length = strlen(path);
-    char *temporary = malloc(length + sizeof ".XXXXXX");
-    if (temporary == NULL)
-        return cc__message(message, CC_ENOMEM, "no memory to save %s", path);
-    memcpy(temporary, path, length);
-    memcpy(temporary + length, ".XXXXXX", sizeof ".XXXXXX");
-    int fd = mkstemp(temporary);
-    if (fd < 0) {
-        int rc = cc__message(message, CC_EIO, "cannot create %s: %s",
-                             temporary, strerror(errno));
-        free(temporary);
+    struct cc__output output;
+    int rc = cc__output_open(&output, path, message);
+    if (rc != CC_OK)
+        return rc;
+    rc = cc__output_write(&output, &header, sizeof header, message);
+    for (int i = 0; i < payload.parts && rc == CC_OK; i++)
+        rc = cc__output_write(&output, payload.part[i], payload.size[i],
+                              message);
+    if (rc != CC_OK) {
+        cc__output_abort(&output);
         return rc;
     }
-    /* mkstemp makes the file private; a pedestal is for the beamline. */
-    fchmod(fd, 0644);
-    FILE *file = fdopen(fd, "wb");
-    bool written = file != NULL &&
-                   fwrite(&header, sizeof header, 1, file) == 1;
-    for (int i = 0; i < payload.parts && written; i++)
-        written = fwrite(payload.part[i], 1, payload.size[i], file) ==
-                  payload.size[i];
-    written = written && fflush(file) == 0 && fsync(fd) == 0;
-    int saved_errno = errno;
-    if (file != NULL)
-        written = fclose(file) == 0 && written;
-    else
-        close(fd);
-    if (written && rename(temporary, path) != 0) {
-        saved_errno = errno;
-        written = false;
-    }
-    int rc = CC_OK;
-    if (!written) {
-        unlink(temporary);
-        rc = cc__message(message, CC_EIO, "cannot write %s: %s", path,
-                         strerror(saved_errno));
-    }
-    free(temporary);
-    return rc;
+    return cc__output_commit(&output, message);
 }
 
 /* Checks a header against the finder that loads it. */

@@ -23,6 +23,27 @@ cc_finder *test_finder(const cc_config *config)
     return finder;
 }
 
+cc_simulator_config test_simulator_config(uint32_t rows, uint32_t cols,
+                                          uint64_t seed, double flux)
+{
+    cc_simulator_config config;
+    cc_simulator_config_init(&config);
+    config.rows = rows;
+    config.cols = cols;
+    config.seed = seed;
+    config.flux = flux;
+    return config;
+}
+
+cc_simulator *test_simulator(const cc_simulator_config *config)
+{
+    cc_simulator *simulator;
+    char message[CC_MESSAGE_SIZE];
+    ck_assert_msg(cc_simulator_new(&simulator, config, message) == CC_OK, "%s",
+                  message);
+    return simulator;
+}
+
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
                uint32_t size_x, uint32_t size_y, cc_precision precision,
                uint32_t threads)

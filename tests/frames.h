@@ -26,6 +26,12 @@ cc_config test_config(uint32_t rows, uint32_t cols);
  * it cannot be made. */
 cc_finder *test_finder(const cc_config *config);
 
+/* The simulator's defaults for rows x cols, seed and flux (photons per
+ * frame); a new simulator for a configuration, or the test fails. */
+cc_simulator_config test_simulator_config(uint32_t rows, uint32_t cols,
+                                          uint64_t seed, double flux);
+cc_simulator *test_simulator(const cc_simulator_config *config);
+
 /* Creates and trains a flat finder (nsigma 5) and an empty frame. */
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
                uint32_t size_x, uint32_t size_y, cc_precision precision,

@@ -16,7 +16,6 @@
 
 #include "frames.h"
 #include "internal.h"
-#include "synthetic.h"
 
 enum { POOL = 128, DARK = 100, GPUS = 4 };
 
@@ -40,15 +39,15 @@ static struct pool make_pool(uint32_t rows, uint32_t cols, uint32_t photons)
     pool.dark = malloc(DARK * pool.pixels * sizeof *pool.dark);
     pool.frames = cc_host_alloc(POOL * pool.pixels * sizeof *pool.frames);
     ck_assert(pool.dark != NULL && pool.frames != NULL);
-    struct synthetic_model model;
-    synthetic_defaults(&model, rows, cols, 77);
-    for (uint32_t k = 0; k < DARK; k++)
-        synthetic_dark_frame(&model, k, pool.dark + k * pool.pixels);
-    model.photons = photons;
-    for (uint32_t k = 0; k < POOL; k++)
-        ck_assert_int_eq(synthetic_frame(&model, DARK + k,
-                                         pool.frames + k * pool.pixels, NULL),
-                         0);
+    cc_simulator_config model = test_simulator_config(rows, cols, 77, photons);
+    model.threads = 0;
+    cc_simulator *simulator = test_simulator(&model);
+    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, pool.dark),
+                     CC_OK);
+    ck_assert_int_eq(cc_simulator_frames(simulator, DARK, POOL, pool.frames,
+                                         NULL),
+                     CC_OK);
+    cc_simulator_destroy(simulator);
     return pool;
 }
 

@@ -10,5 +10,8 @@ Suite *suite_pedestal_file(void);
 Suite *suite_batches(void);
 Suite *suite_accumulators(void);
 Suite *suite_errors(void);
+Suite *suite_simulator(void);
+Suite *suite_ground_truth(void);
+Suite *suite_files(void);
 
 #endif

@@ -13,7 +13,6 @@
 #include "frames.h"
 #include "internal.h"
 #include "suites.h"
-#include "synthetic.h"
 #include "clustercore.h"
 
 struct run {
@@ -28,7 +27,7 @@ struct setup {
     uint32_t dark, frames, photons;
 };
 
-/* Runs synthetic frames through a finder made from setup. */
+/* Runs simulated frames through a finder made from setup. */
 static struct run run_frames(const struct setup *setup)
 {
     cc_config config = test_config(setup->rows, setup->cols);
@@ -39,13 +38,15 @@ static struct run run_frames(const struct setup *setup)
     config.pedestal_frames = setup->dark;
     config.max_clusters = setup->max_clusters;
     cc_finder *finder = test_finder(&config);
-    struct synthetic_model model;
-    synthetic_defaults(&model, setup->rows, setup->cols, 1234);
+    cc_simulator_config model =
+        test_simulator_config(setup->rows, setup->cols, 1234, setup->photons);
+    cc_simulator *simulator = test_simulator(&model);
     size_t pixels = (size_t)setup->rows * setup->cols;
     uint16_t *frames = malloc(pixels * setup->batch * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
     for (uint32_t k = 0; k < setup->dark; k++) {
-        synthetic_dark_frame(&model, k, frames);
+        ck_assert_int_eq(cc_simulator_dark_frames(simulator, k, 1, frames),
+                         CC_OK);
         ck_assert_int_eq(cc_finder_train(finder, frames, 1), CC_OK);
     }
     struct run run = {0};
@@ -53,14 +54,12 @@ static struct run run_frames(const struct setup *setup)
     ck_assert_int_eq(cc_clusters_new(&run.clusters), CC_OK);
     ck_assert_int_eq(cc_clusters_new(&batch), CC_OK);
     cc__clusters_clear(run.clusters, setup->size_x, setup->size_y);
-    model.photons = setup->photons;
     for (uint32_t k = 0; k < setup->frames; k += setup->batch) {
         uint32_t n = setup->frames - k < setup->batch ? setup->frames - k
                                                       : setup->batch;
-        for (uint32_t i = 0; i < n; i++)
-            ck_assert_int_eq(synthetic_frame(&model, setup->dark + k + i,
-                                             frames + i * pixels, NULL),
-                             0);
+        ck_assert_int_eq(cc_simulator_frames(simulator, setup->dark + k, n,
+                                             frames, NULL),
+                         CC_OK);
         ck_assert_int_eq(cc_finder_process(finder, frames, NULL, n, batch),
                          CC_OK);
         /* Gather the batch into the run's list through the public view. */
@@ -82,6 +81,7 @@ static struct run run_frames(const struct setup *setup)
     cc_clusters_destroy(batch);
     free(frames);
     cc_finder_destroy(finder);
+    cc_simulator_destroy(simulator);
     return run;
 }
 

@@ -9,7 +9,6 @@
 #include "frames.h"
 #include "internal.h"
 #include "suites.h"
-#include "synthetic.h"
 
 static cc_finder *new_finder(uint32_t rows, uint32_t cols, uint32_t window,
                              cc_precision precision)
@@ -138,17 +137,19 @@ static int noise_estimates_hold(const double *rms, size_t pixels)
     return 1;
 }
 
-static void quiet_model(struct synthetic_model *model)
+static cc_simulator *quiet_model(void)
 {
-    synthetic_defaults(model, QUIET_SIDE, QUIET_SIDE, 7);
-    model->pedestal = 16000;
-    model->pedestal_spread = 50;
-    model->noise_min = model->noise_max = 3;
+    cc_simulator_config model =
+        test_simulator_config(QUIET_SIDE, QUIET_SIDE, 7, 0);
+    model.pedestal = 16000;
+    model.pedestal_spread = 50;
+    model.noise_min = model.noise_max = 3;
+    return test_simulator(&model);
 }
 
 /* The textbook estimator that SPEC warns about: running means of x and x^2
  * in float, var = E[x^2] - E[x]^2. Fills rms after the same frames. */
-static void naive_float_noise(const struct synthetic_model *model,
+static void naive_float_noise(cc_simulator *model,
                               double *rms)
 {
     size_t pixels = QUIET_SIDE * QUIET_SIDE;
@@ -158,7 +159,7 @@ static void naive_float_noise(const struct synthetic_model *model,
     ck_assert(mean && mean_sq && frame);
     const float n = QUIET_WINDOW;
     for (uint64_t k = 0; k < QUIET_WINDOW + QUIET_FRAMES; k++) {
-        synthetic_dark_frame(model, k, frame);
+        ck_assert_int_eq(cc_simulator_dark_frames(model, k, 1, frame), CC_OK);
         for (size_t p = 0; p < pixels; p++) {
             float x = frame[p];
             if (k < QUIET_WINDOW) {
@@ -184,8 +185,7 @@ static void naive_float_noise(const struct synthetic_model *model,
  * estimator fails the same property, which shows the test can fail. */
 START_TEST(centred_float_survives_high_pedestal)
 {
-    struct synthetic_model model;
-    quiet_model(&model);
+    cc_simulator *model = quiet_model();
     size_t pixels = QUIET_SIDE * QUIET_SIDE;
     uint16_t *frame = malloc(pixels * sizeof *frame);
     double *rms = malloc(pixels * sizeof *rms);
@@ -196,12 +196,12 @@ START_TEST(centred_float_survives_high_pedestal)
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
     uint64_t k = 0;
     for (; k < QUIET_WINDOW; k++) {
-        synthetic_dark_frame(&model, k, frame);
+        ck_assert_int_eq(cc_simulator_dark_frames(model, k, 1, frame), CC_OK);
         ck_assert_int_eq(cc_finder_train(finder, frame, 1), CC_OK);
     }
     size_t false_clusters = 0;
     for (; k < QUIET_WINDOW + QUIET_FRAMES; k++) {
-        synthetic_dark_frame(&model, k, frame);
+        ck_assert_int_eq(cc_simulator_dark_frames(model, k, 1, frame), CC_OK);
         ck_assert_int_eq(cc_finder_process(finder, frame, NULL, 1, clusters),
                          CC_OK);
         false_clusters += cc_clusters_total(clusters);
@@ -211,11 +211,12 @@ START_TEST(centred_float_survives_high_pedestal)
                   "centred float lost the noise of quiet pixels");
     ck_assert_uint_le(false_clusters, 2e-6 * pixels * QUIET_FRAMES);
 
-    naive_float_noise(&model, rms);
+    naive_float_noise(model, rms);
     ck_assert_msg(!noise_estimates_hold(rms, pixels),
                   "the naive float estimator should fail this property");
     cc_clusters_destroy(clusters);
     cc_finder_destroy(finder);
+    cc_simulator_destroy(model);
     free(frame);
     free(rms);
 }

@@ -12,30 +12,29 @@
 
 #include "frames.h"
 #include "suites.h"
-#include "synthetic.h"
 #include "clustercore.h"
 
 enum { ROWS = 24, COLS = 20, WINDOW = 40 };
 
 static char directory[] = "/tmp/cc_pedestal_XXXXXX";
 static char path[256];
-static struct synthetic_model model;
 static uint16_t *frames; /* WINDOW dark frames, then 30 with photons */
 
 static void setup(void)
 {
     ck_assert_ptr_nonnull(mkdtemp(directory));
     snprintf(path, sizeof path, "%s/pedestal.ccped", directory);
-    synthetic_defaults(&model, ROWS, COLS, 99);
+    cc_simulator_config model = test_simulator_config(ROWS, COLS, 99, 12);
+    cc_simulator *simulator = test_simulator(&model);
     size_t pixels = ROWS * COLS;
     frames = malloc((WINDOW + 30) * pixels * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
-    for (int k = 0; k < WINDOW; k++)
-        synthetic_dark_frame(&model, k, frames + k * pixels);
-    model.photons = 12;
-    for (int k = WINDOW; k < WINDOW + 30; k++)
-        ck_assert_int_eq(synthetic_frame(&model, k, frames + k * pixels, NULL),
-                         0);
+    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, WINDOW, frames),
+                     CC_OK);
+    ck_assert_int_eq(cc_simulator_frames(simulator, WINDOW, 30,
+                                         frames + WINDOW * pixels, NULL),
+                     CC_OK);
+    cc_simulator_destroy(simulator);
 }
 
 static void teardown(void)

@@ -1,6 +1,6 @@
 /*
  * clusterbench: sustained frames per second of the cluster finder on
- * synthetic MÖNCH-like frames, for each backend, input memory, cluster
+ * simulated MÖNCH-like frames, for each backend, input memory, cluster
  * size, thread or stream count and batch size asked for, and (with CUDA)
  * the host-to-device copy ceiling of the same frames in the same run.
  * Frames are made and the pedestal trained before the clock starts; each
@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "clustercore.h"
-#include "synthetic.h"
 #ifdef CC_HAVE_CUDA
 #include "copy_ceiling.h"
 #endif
@@ -60,7 +59,7 @@ static void usage(FILE *out)
             "                    frames are in (default pageable)\n"
             "  --rows N --cols N frame size (default 400 x 400)\n"
             "  --frames N        distinct frames to cycle through (default 256)\n"
-            "  --photons N       photons per frame (default 2330)\n"
+            "  --photons N       mean photons per frame (default 2330)\n"
             "  --seconds S       length of one timed run (default 1)\n"
             "  --repeats N       timed runs per figure, median reported (default 5)\n"
             "  --precision float|double (default float)\n");
@@ -321,19 +320,32 @@ static int make_workload(const struct options *options, struct workload *work)
     work->dark = malloc(pixels * work->dark_frames * sizeof(uint16_t));
     work->frames[INPUT_PAGEABLE] =
         malloc(pixels * options->frames * sizeof(uint16_t));
-    if (work->dark == NULL || work->frames[INPUT_PAGEABLE] == NULL)
+    if (work->dark == NULL || work->frames[INPUT_PAGEABLE] == NULL) {
+        fprintf(stderr, "clusterbench: out of memory for the frames\n");
         return -1;
-    struct synthetic_model model;
-    synthetic_defaults(&model, options->rows, options->cols, 2026);
-    for (uint32_t k = 0; k < work->dark_frames; k++)
-        synthetic_dark_frame(&model, k, work->dark + k * pixels);
-    model.photons = options->photons;
-    for (uint32_t k = 0; k < options->frames; k++)
-        if (synthetic_frame(&model, work->dark_frames + k,
-                            work->frames[INPUT_PAGEABLE] + k * pixels,
-                            NULL) != 0)
-            return -1;
-    return 0;
+    }
+    cc_simulator_config model;
+    cc_simulator_config_init(&model);
+    model.rows = options->rows;
+    model.cols = options->cols;
+    model.seed = 2026;
+    model.flux = options->photons;
+    model.threads = 0; /* frames are independent: use every CPU */
+    char message[CC_MESSAGE_SIZE];
+    cc_simulator *simulator;
+    if (cc_simulator_new(&simulator, &model, message) != CC_OK) {
+        fprintf(stderr, "clusterbench: %s\n", message);
+        return -1;
+    }
+    int rc = cc_simulator_dark_frames(simulator, 0, work->dark_frames,
+                                      work->dark);
+    if (rc == CC_OK)
+        rc = cc_simulator_frames(simulator, work->dark_frames, options->frames,
+                                 work->frames[INPUT_PAGEABLE], NULL);
+    cc_simulator_destroy(simulator);
+    if (rc != CC_OK)
+        fprintf(stderr, "clusterbench: simulating: %s\n", cc_strerror(rc));
+    return rc == CC_OK ? 0 : -1;
 }
 
 /* With CUDA: the copy ceiling of the largest batch, from pinned frames. */
@@ -378,10 +390,8 @@ int main(int argc, char **argv)
     if (parse_options(argc, argv, &options) != 0)
         return EXIT_FAILURE;
     struct workload work = {0};
-    if (make_workload(&options, &work) != 0) {
-        fprintf(stderr, "clusterbench: out of memory for the frames\n");
+    if (make_workload(&options, &work) != 0)
         return EXIT_FAILURE;
-    }
     char backends[8][16], inputs[4][16], sizes[8][16], threads[8][16],
         streams[8][16], batches[8][16];
     int n_backends = split(options.backends, backends, 8);

@@ -1,0 +1,208 @@
+/*
+ * raw_master.c: the master file of a MÖNCH raw run (slsDetector receiver
+ * versions 7.x and 8.x) and the names of its data files. Only the keys
+ * that decide how to read the frames are used; each is checked, and a run
+ * this reader would misread (another detector, several modules or UDP
+ * interfaces, an image size that does not match the pixels) is refused.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "raw.h"
+
+int cc__run_name_parse(const char *master_path, struct cc__run_name *name,
+                       char *message)
+{
+    const char *marker = NULL;
+    for (const char *at = strstr(master_path, "_master_"); at != NULL;
+         at = strstr(at + 1, "_master_"))
+        marker = at;
+    const char *index = marker == NULL ? NULL : marker + strlen("_master_");
+    const char *dot = strrchr(master_path, '.');
+    bool digits = index != NULL && dot != NULL && dot > index &&
+                  strspn(index, "0123456789") == (size_t)(dot - index);
+    if (!digits || strcmp(dot, ".json") != 0)
+        return cc__message(message, CC_EINVAL,
+                           "%s is not named like a master file "
+                           "(NAME_master_I.json)", master_path);
+    name->prefix = strndup(master_path, (size_t)(marker - master_path));
+    name->index = strndup(index, (size_t)(dot - index));
+    if (name->prefix == NULL || name->index == NULL) {
+        cc__run_name_free(name);
+        return cc__message(message, CC_ENOMEM, "out of memory");
+    }
+    return CC_OK;
+}
+
+void cc__run_name_free(struct cc__run_name *name)
+{
+    free(name->prefix);
+    free(name->index);
+    name->prefix = name->index = NULL;
+}
+
+char *cc__run_data_path(const struct cc__run_name *name, uint32_t file)
+{
+    size_t size = strlen(name->prefix) + strlen(name->index) + 32;
+    char *path = malloc(size);
+    if (path != NULL)
+        snprintf(path, size, "%s_d0_f%u_%s.raw", name->prefix,
+                 (unsigned)file, name->index);
+    return path;
+}
+
+/* Reads member key of root as an integer in [low, high]. A missing key
+ * leaves *value as it was when optional, and is an error otherwise. */
+static int get_integer(const struct cc__json *root, const char *path,
+                       const char *key, bool optional, double low,
+                       double high, uint64_t *value, char *message)
+{
+    const struct cc__json *member = cc__json_member(root, key);
+    if (member == NULL && optional)
+        return CC_OK;
+    if (member == NULL)
+        return cc__message(message, CC_EFORMAT, "%s has no \"%s\"", path, key);
+    if (member->type != CC__JSON_NUMBER || member->number != floor(member->number) ||
+        member->number < low || member->number > high)
+        return cc__message(message, CC_EFORMAT,
+                           "%s: \"%s\" must be a whole number in %.0f..%.0f",
+                           path, key, low, high);
+    *value = (uint64_t)member->number;
+    return CC_OK;
+}
+
+/* Reads {"x": X, "y": Y} under key. */
+static int get_pair(const struct cc__json *root, const char *path,
+                    const char *key, uint64_t *x, uint64_t *y, char *message)
+{
+    const struct cc__json *pair = cc__json_member(root, key);
+    if (pair == NULL || pair->type != CC__JSON_OBJECT)
+        return cc__message(message, CC_EFORMAT,
+                           "%s has no \"%s\": {\"x\": ..., \"y\": ...}", path,
+                           key);
+    int rc = get_integer(pair, path, "x", false, 0, CC_FRAME_SIDE_MAX, x,
+                         message);
+    return rc != CC_OK ? rc
+                       : get_integer(pair, path, "y", false, 0,
+                                     CC_FRAME_SIDE_MAX, y, message);
+}
+
+/* Fills info from the parsed master file. */
+static int read_keys(const struct cc__json *root, const char *path,
+                     cc_raw_info *info, char *message)
+{
+    const struct cc__json *version = cc__json_member(root, "Version");
+    if (version == NULL || version->type != CC__JSON_NUMBER)
+        return cc__message(message, CC_EFORMAT,
+                           "%s has no numeric \"Version\"", path);
+    if (!(version->number >= 7 && version->number < 9))
+        return cc__message(message, CC_ENOTSUP,
+                           "%s is version %g; this reader knows 7.x and 8.x",
+                           path, version->number);
+    info->version = version->number;
+    const struct cc__json *type = cc__json_member(root, "Detector Type");
+    if (type == NULL || type->type != CC__JSON_STRING ||
+        strcmp(type->string, "Moench") != 0)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s is not a MÖNCH run (\"Detector Type\" is %s%s%s)",
+                           path, type && type->string ? "\"" : "",
+                           type && type->string ? type->string : "missing",
+                           type && type->string ? "\"" : "");
+    uint64_t x, y, image = 0, max_per_file = 0, frames = 0, padding = 1,
+                   interfaces = 1;
+    int rc = get_pair(root, path, "Geometry", &x, &y, message);
+    if (rc == CC_OK && (x != 1 || y != 1))
+        return cc__message(message, CC_ENOTSUP,
+                           "%s has a geometry of %llu x %llu modules; this "
+                           "reader reads one module", path,
+                           (unsigned long long)x, (unsigned long long)y);
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Number of UDP Interfaces", true, 1, 2,
+                         &interfaces, message);
+    if (rc == CC_OK && interfaces != 1)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s was taken with 2 UDP interfaces; this reader "
+                           "reads one", path);
+    if (rc == CC_OK)
+        rc = get_pair(root, path, "Pixels", &x, &y, message);
+    if (rc == CC_OK && (x == 0 || y == 0))
+        return cc__message(message, CC_EFORMAT, "%s has no pixels", path);
+    const char *image_key = info->version < 8 ? "Image Size in bytes"
+                                              : "Image Size";
+    if (rc == CC_OK)
+        rc = get_integer(root, path, image_key, false, 1, 1e12, &image,
+                         message);
+    if (rc == CC_OK && image != x * y * 2)
+        return cc__message(message, CC_EFORMAT,
+                           "%s: \"%s\" is %llu bytes, but %llu x %llu pixels "
+                           "of 16 bits take %llu", path, image_key,
+                           (unsigned long long)image, (unsigned long long)y,
+                           (unsigned long long)x,
+                           (unsigned long long)(x * y * 2));
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Max Frames Per File", false, 0,
+                         4294967295.0, &max_per_file, message);
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Frames in File", false, 0, 1e15, &frames,
+                         message);
+    info->total_frames = frames;
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Total Frames", true, 0, 1e15,
+                         &info->total_frames, message);
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Frame Padding", true, 0, 1, &padding,
+                         message);
+    if (rc != CC_OK)
+        return rc;
+    info->rows = (uint32_t)y;
+    info->cols = (uint32_t)x;
+    info->image_bytes = image;
+    info->frames = frames;
+    info->max_frames_per_file = (uint32_t)max_per_file;
+    info->frame_padding = (uint32_t)padding;
+    /* 0 frames per file means the receiver never split the run. */
+    uint64_t per_file = max_per_file == 0 ? frames : max_per_file;
+    uint64_t files = per_file == 0 ? 0 : (frames + per_file - 1) / per_file;
+    if (files > UINT32_MAX)
+        return cc__message(message, CC_EFORMAT, "%s has too many files", path);
+    info->files = (uint32_t)files;
+    info->packets_per_frame =
+        (uint32_t)((image + CC_RAW_PACKET_BYTES - 1) / CC_RAW_PACKET_BYTES);
+    return CC_OK;
+}
+
+int cc__raw_master_read(const char *path, cc_raw_info *info, char *message)
+{
+    FILE *file = fopen(path, "rb");
+    if (file == NULL)
+        return cc__message(message, CC_EIO, "cannot open %s: %s", path,
+                           strerror(errno));
+    enum { master_max = 1 << 20 }; /* real ones are a few kilobytes */
+    char *text = malloc(master_max);
+    size_t length = text == NULL ? 0 : fread(text, 1, master_max, file);
+    bool too_long = text != NULL && length == master_max;
+    fclose(file);
+    if (text == NULL)
+        return cc__message(message, CC_ENOMEM, "out of memory");
+    if (too_long) {
+        free(text);
+        return cc__message(message, CC_EFORMAT,
+                           "%s is over 1 MiB: not a master file", path);
+    }
+    char detail[CC_MESSAGE_SIZE];
+    struct cc__json *root = NULL;
+    int rc = cc__json_parse(text, length, &root, detail);
+    free(text);
+    if (rc != CC_OK)
+        return cc__message(message, rc, "%s is not valid JSON: %s", path,
+                           detail);
+    if (root->type != CC__JSON_OBJECT)
+        rc = cc__message(message, CC_EFORMAT, "%s is not a JSON object", path);
+    else
+        rc = read_keys(root, path, info, message);
+    cc__json_free(root);
+    return rc;
+}

@@ -1,0 +1,215 @@
+/*
+ * raw_reader.c: the frames of a MÖNCH raw run, file after file. What is
+ * incomplete is skipped and said, never guessed at: a missing data file, a
+ * file that ends inside a frame (its complete frames are kept), a frame
+ * whose header says packets are missing (the receiver padded it). Each
+ * becomes a notice that the caller shows the user.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "raw.h"
+
+enum { padded_notices_max = 10 }; /* then padded frames are only counted */
+
+struct cc_raw_reader {
+    cc_raw_info info;
+    struct cc__run_name name;
+    size_t frame_bytes;         /* header and image */
+    uint32_t next_file;         /* index of the next data file to open */
+    FILE *file;                 /* the open data file, or NULL */
+    char *file_path;
+    uint64_t frames_left;       /* complete frames not yet read from it */
+    bool finished;              /* the final tally has been made */
+    cc_raw_stats stats;
+    char (*notices)[CC_MESSAGE_SIZE];
+    size_t n_notices, notices_capacity, next_notice;
+};
+
+/* Queues a notice; with no memory for it the counts still tell. */
+__attribute__((format(printf, 2, 3)))
+static void notice(cc_raw_reader *reader, const char *format, ...)
+{
+    char (*notices)[CC_MESSAGE_SIZE] =
+        cc__grow(reader->notices, &reader->notices_capacity,
+                 reader->n_notices + 1, sizeof *notices);
+    if (notices == NULL)
+        return;
+    reader->notices = notices;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(notices[reader->n_notices++], CC_MESSAGE_SIZE, format, args);
+    va_end(args);
+}
+
+int cc_raw_reader_open(cc_raw_reader **reader, const char *master_path,
+                       char *message)
+{
+    if (reader == NULL || master_path == NULL)
+        return cc__message(message, CC_EINVAL, "reader and path are needed");
+    *reader = NULL;
+    cc_raw_reader *made = calloc(1, sizeof *made);
+    if (made == NULL)
+        return cc__message(message, CC_ENOMEM, "out of memory");
+    int rc = cc__run_name_parse(master_path, &made->name, message);
+    if (rc == CC_OK)
+        rc = cc__raw_master_read(master_path, &made->info, message);
+    if (rc != CC_OK) {
+        cc_raw_reader_close(made);
+        return rc;
+    }
+    made->frame_bytes = CC_RAW_HEADER_SIZE + made->info.image_bytes;
+    *reader = made;
+    return CC_OK;
+}
+
+static void close_file(cc_raw_reader *reader)
+{
+    if (reader->file != NULL)
+        fclose(reader->file);
+    free(reader->file_path);
+    reader->file = NULL;
+    reader->file_path = NULL;
+}
+
+void cc_raw_reader_close(cc_raw_reader *reader)
+{
+    if (reader == NULL)
+        return;
+    close_file(reader);
+    cc__run_name_free(&reader->name);
+    free(reader->notices);
+    free(reader);
+}
+
+int cc_raw_reader_info(const cc_raw_reader *reader, cc_raw_info *info)
+{
+    if (reader == NULL || info == NULL)
+        return CC_EINVAL;
+    *info = reader->info;
+    return CC_OK;
+}
+
+int cc_raw_reader_stats(const cc_raw_reader *reader, cc_raw_stats *stats)
+{
+    if (reader == NULL || stats == NULL)
+        return CC_EINVAL;
+    *stats = reader->stats;
+    return CC_OK;
+}
+
+const char *cc_raw_reader_notice(cc_raw_reader *reader)
+{
+    if (reader == NULL || reader->next_notice >= reader->n_notices)
+        return NULL;
+    return reader->notices[reader->next_notice++];
+}
+
+/* The frames the master file puts in data file `file`. */
+static uint64_t frames_expected_in(const cc_raw_info *info, uint32_t file)
+{
+    uint64_t per_file = info->max_frames_per_file == 0
+                            ? info->frames
+                            : info->max_frames_per_file;
+    uint64_t first = (uint64_t)file * per_file;
+    return info->frames - first < per_file ? info->frames - first : per_file;
+}
+
+/* Opens the next data file that exists; false when there is none left. */
+static int open_next_file(cc_raw_reader *reader, char *message)
+{
+    while (reader->file == NULL && reader->next_file < reader->info.files) {
+        uint32_t index = reader->next_file++;
+        reader->file_path = cc__run_data_path(&reader->name, index);
+        if (reader->file_path == NULL)
+            return cc__message(message, CC_ENOMEM, "out of memory");
+        reader->file = fopen(reader->file_path, "rb");
+        struct stat status;
+        if (reader->file == NULL || fstat(fileno(reader->file), &status) != 0) {
+            reader->stats.files_missing++;
+            notice(reader, "%s is missing (%s): its %" PRIu64
+                           " frames are lost", reader->file_path,
+                   strerror(errno), frames_expected_in(&reader->info, index));
+            close_file(reader);
+            continue;
+        }
+        uint64_t size = (uint64_t)status.st_size;
+        reader->frames_left = size / reader->frame_bytes;
+        uint64_t rest = size % reader->frame_bytes;
+        if (rest != 0) {
+            reader->stats.files_truncated++;
+            notice(reader, "%s is truncated: it ends %" PRIu64 " bytes into "
+                           "frame %" PRIu64 " of the file; the %" PRIu64
+                           " complete frames before it are used",
+                   reader->file_path, rest, reader->frames_left + 1,
+                   reader->frames_left);
+        }
+    }
+    return CC_OK;
+}
+
+/* At the end of the run: says if fewer frames came than announced. */
+static void finish(cc_raw_reader *reader)
+{
+    if (reader->finished)
+        return;
+    reader->finished = true;
+    uint64_t seen = reader->stats.frames_read + reader->stats.frames_padded;
+    if (seen != reader->info.frames)
+        notice(reader, "the master file announces %" PRIu64 " frames; the "
+                       "data files hold %" PRIu64 " complete ones",
+               reader->info.frames, seen);
+    if (reader->stats.frames_padded > padded_notices_max)
+        notice(reader, "%" PRIu64 " padded frames were skipped in all",
+               reader->stats.frames_padded);
+}
+
+int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
+                       uint64_t *frame_numbers, size_t max_frames,
+                       size_t *n_read, char *message)
+{
+    if (reader == NULL || n_read == NULL || (frames == NULL && max_frames > 0))
+        return cc__message(message, CC_EINVAL, "reader, frames and n_read "
+                                               "are needed");
+    *n_read = 0;
+    size_t pixels = (size_t)reader->info.rows * reader->info.cols;
+    while (*n_read < max_frames) {
+        int rc = open_next_file(reader, message);
+        if (rc != CC_OK)
+            return rc;
+        if (reader->file == NULL) {
+            finish(reader);
+            break;
+        }
+        if (reader->frames_left == 0) {
+            close_file(reader);
+            continue;
+        }
+        struct cc__raw_header header;
+        uint16_t *image = frames + *n_read * pixels;
+        if (fread(&header, sizeof header, 1, reader->file) != 1 ||
+            fread(image, sizeof *image, pixels, reader->file) != pixels)
+            return cc__message(message, CC_EIO,
+                               "cannot read %s (did it change while being "
+                               "read?)", reader->file_path);
+        reader->frames_left--;
+        if (header.packet_number < reader->info.packets_per_frame) {
+            if (++reader->stats.frames_padded <= padded_notices_max)
+                notice(reader, "frame %" PRIu64 " in %s is padded: %" PRIu32
+                               " of %" PRIu32 " packets arrived; skipped",
+                       header.frame_number, reader->file_path,
+                       header.packet_number, reader->info.packets_per_frame);
+            continue;
+        }
+        if (frame_numbers != NULL)
+            frame_numbers[*n_read] = header.frame_number;
+        ++*n_read;
+        reader->stats.frames_read++;
+    }
+    return CC_OK;
+}

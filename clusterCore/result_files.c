@@ -1,0 +1,74 @@
+/*
+ * result_files.c: the spectrum as CSV and the hit map as a NumPy .npy
+ * file, the two forms beamline scientists open directly (a spreadsheet or
+ * pandas; numpy.load).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+int cc_spectrum_write_csv(const cc_spectrum *spectrum, const char *path,
+                          char *message)
+{
+    if (spectrum == NULL || path == NULL)
+        return cc__message(message, CC_EINVAL, "spectrum and path are needed");
+    struct cc__output output;
+    int rc = cc__output_open(&output, path, message);
+    if (rc != CC_OK)
+        return rc;
+    uint32_t bins = cc_spectrum_bins(spectrum);
+    const uint64_t *counts = cc_spectrum_counts(spectrum);
+    /* %.17g keeps every edge exact, so the bins can be rebuilt. */
+    fprintf(output.file, "low,high,count\n");
+    for (uint32_t i = 0; i < bins; i++)
+        fprintf(output.file, "%.17g,%.17g,%" PRIu64 "\n",
+                cc_spectrum_edge(spectrum, i), cc_spectrum_edge(spectrum, i + 1),
+                counts[i]);
+    fprintf(output.file, "-inf,%.17g,%" PRIu64 "\n",
+            cc_spectrum_edge(spectrum, 0), cc_spectrum_underflow(spectrum));
+    fprintf(output.file, "%.17g,inf,%" PRIu64 "\n",
+            cc_spectrum_edge(spectrum, bins), cc_spectrum_overflow(spectrum));
+    if (ferror(output.file)) {
+        cc__output_abort(&output);
+        return cc__message(message, CC_EIO, "cannot write %s", path);
+    }
+    return cc__output_commit(&output, message);
+}
+
+int cc_hitmap_write_npy(const cc_hitmap *hitmap, const char *path,
+                        char *message)
+{
+    if (hitmap == NULL || path == NULL)
+        return cc__message(message, CC_EINVAL, "hit map and path are needed");
+    uint32_t rows, cols;
+    cc__hitmap_size(hitmap, &rows, &cols);
+    /* NPY 1.0: magic, version, a little-endian u16 header length, then a
+     * Python dict literal padded with spaces and a newline so that the
+     * data starts on a 64-byte boundary. */
+    char header[128];
+    int length = snprintf(header + 10, sizeof header - 10,
+                          "{'descr': '<u4', 'fortran_order': False, "
+                          "'shape': (%u, %u), }",
+                          (unsigned)rows, (unsigned)cols);
+    size_t total = 10 + (size_t)length + 1;
+    size_t padded = (total + 63) / 64 * 64;
+    memcpy(header, "\x93NUMPY\x01\x00", 8);
+    uint16_t dict_length = (uint16_t)(padded - 10);
+    memcpy(header + 8, &dict_length, 2);
+    memset(header + 10 + length, ' ', padded - total);
+    header[padded - 1] = '\n';
+    struct cc__output output;
+    int rc = cc__output_open(&output, path, message);
+    if (rc == CC_OK)
+        rc = cc__output_write(&output, header, padded, message);
+    if (rc == CC_OK)
+        rc = cc__output_write(&output, cc_hitmap_counts(hitmap),
+                              (size_t)rows * cols * sizeof(uint32_t), message);
+    if (rc != CC_OK) {
+        cc__output_abort(&output);
+        return rc;
+    }
+    return cc__output_commit(&output, message);
+}

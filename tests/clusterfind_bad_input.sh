@@ -1,0 +1,93 @@
+#!/bin/sh
+# clusterfind_bad_input.sh: missing files, wrong JSON, a truncated raw
+# file, a wrong image size, an unwritable output and bad options: a clear
+# one-line error, a non-zero exit status, and no output presented as
+# complete (nothing left under an output's name or a temporary one).
+. "$(dirname "$0")/common.sh"
+
+mkdir -p "$work/good" "$work/out"
+"$simulate_raw" "$work/good" 20 6 3 >/dev/null || fail "simulate_raw failed"
+
+# expect STATUS MESSAGE ARGS...: clusterfind ARGS exits STATUS and says
+# MESSAGE on stderr; out/ then holds no file at all.
+expect() {
+    status=$1
+    message=$2
+    shift 2
+    set +e
+    "$clusterfind" --output "$work/out/r.clust" --spectrum "$work/out/r.csv" \
+        --hitmap "$work/out/r.npy" "$@" >"$work/stdout" 2>"$work/stderr"
+    got=$?
+    set -e
+    [ "$got" -eq "$status" ] ||
+        fail "$*: exit status $got, expected $status; stderr: $(cat "$work/stderr")"
+    grep -E -q -- "$message" "$work/stderr" ||
+        fail "$*: stderr lacks '$message': $(cat "$work/stderr")"
+    if [ "$status" -ne 3 ] && [ -n "$(ls -A "$work/out")" ]; then
+        fail "$*: left $(ls -A "$work/out")"
+    fi
+    echo "ok: status $got, $(head -n 1 "$work/stderr")"
+}
+
+dark=$work/good/dark_master_0.json
+# copy_run NAME: a copy of the data run as NAME/data_master_0.json.
+copy_run() {
+    rm -rf "$work/$1"
+    mkdir -p "$work/$1"
+    cp "$work/good/data_"* "$work/$1/"
+    echo "$work/$1/data_master_0.json"
+}
+
+expect 1 "cannot open .*missing_master_0.json" \
+    --pedestal "$dark" --data "$work/missing_master_0.json"
+expect 1 "not named like a master file" --pedestal "$dark" --data "$work/good"
+
+data=$(copy_run badjson)
+sed 's/"Frames in File": 6/"Frames in File": 6,/' "$work/good/data_master_0.json" >"$data"
+expect 1 "not valid JSON" --pedestal "$dark" --data "$data"
+
+data=$(copy_run imagesize)
+sed 's/"Image Size in bytes": 320000/"Image Size in bytes": 160000/' \
+    "$work/good/data_master_0.json" >"$data"
+expect 1 "Image Size in bytes" --pedestal "$dark" --data "$data"
+
+data=$(copy_run pixels)
+sed 's/"Pixels": {"x": 400, "y": 400}/"Pixels": {"x": 400, "y": 200}/; s/"Image Size in bytes": 320000/"Image Size in bytes": 160000/' \
+    "$work/good/data_master_0.json" >"$data"
+expect 1 "must match" --pedestal "$dark" --data "$data"
+
+data=$(copy_run nodata)
+rm "$work/nodata/data_d0_f0_0.raw"
+expect 1 "has no complete frames" --pedestal "$dark" --data "$data"
+
+# A truncated data file: its complete frames are used, the damage said,
+# and the status is 3, not 0.
+data=$(copy_run truncated)
+truncate -s -1000 "$work/truncated/data_d0_f0_0.raw"
+expect 3 "is truncated" --pedestal "$dark" --data "$data"
+grep -q "^frames: *5 " "$work/stdout" || fail "truncated: not 5 frames: $(cat "$work/stdout")"
+for output in r.clust r.csv r.npy; do
+    test -s "$work/out/$output" || fail "truncated: $output missing"
+done
+rm -f "$work/out/"*
+
+expect 1 "cannot create /nonexistent" --pedestal "$dark" \
+    --data "$work/good/data_master_0.json" --output /nonexistent/x.clust
+expect 1 "cannot write /nonexistent/x.npy" --pedestal "$dark" \
+    --data "$work/good/data_master_0.json" --hitmap /nonexistent/x.npy
+
+expect 1 "must be odd" --simulate 2 --pedestal-frames 2 --cluster-size 4x3
+expect 2 "give N or NxM" --simulate 2 --cluster-size big
+expect 2 "leave out --pedestal" --simulate 2 --pedestal "$dark"
+expect 2 "give --pedestal" --data "$dark"
+expect 2 "below --max" --simulate 2 --min 5 --max 1
+# Where CUDA cannot run (not built, or no GPU), asking for it is refused
+# with the reason; where a GPU answers, there is nothing to refuse.
+if "$clusterfind" --simulate 2 --pedestal-frames 2 --backend cuda \
+    >/dev/null 2>&1; then
+    echo "ok: --backend cuda runs here: a GPU answers"
+else
+    expect 1 "CUDA backend is not built|no usable GPU" \
+        --simulate 2 --pedestal-frames 2 --backend cuda
+fi
+echo "bad input: every case refused clearly"

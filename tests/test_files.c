@@ -1,0 +1,471 @@
+/*
+ * test_files.c: raw runs, .clust files, the spectrum CSV and the hit map
+ * .npy: exact round trips, aare's own bytes, and damaged or wrong input
+ * reported clearly without losing a complete frame.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "frames.h"
+#include "internal.h"
+#include "suites.h"
+
+enum { ROWS = 24, COLS = 32, FRAMES = 10, PER_FILE = 4 };
+
+static char directory[] = "/tmp/cc_files_XXXXXX";
+static char master[512];
+static uint16_t frames[FRAMES * ROWS * COLS];
+static uint64_t numbers[FRAMES];
+
+static void setup(void)
+{
+    ck_assert_ptr_nonnull(mkdtemp(directory));
+    snprintf(master, sizeof master, "%s/run_master_3.json", directory);
+    cc_simulator_config model = test_simulator_config(ROWS, COLS, 4, 5);
+    cc_simulator *simulator = test_simulator(&model);
+    ck_assert_int_eq(cc_simulator_frames(simulator, 0, FRAMES, frames, NULL),
+                     CC_OK);
+    cc_simulator_destroy(simulator);
+    for (int i = 0; i < FRAMES; i++)
+        numbers[i] = 1000 + 7 * (uint64_t)i;
+}
+
+static void teardown(void)
+{
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", directory);
+    ck_assert_int_eq(system(command), 0);
+    memcpy(directory + strlen(directory) - 6, "XXXXXX", 6);
+}
+
+static char *path_in(const char *name)
+{
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%s", directory, name);
+    return path;
+}
+
+static void write_run(void)
+{
+    char message[CC_MESSAGE_SIZE];
+    cc_raw_writer *writer;
+    ck_assert_int_eq(cc_raw_writer_new(&writer, master, ROWS, COLS, PER_FILE,
+                                       message), CC_OK);
+    ck_assert_int_eq(cc_raw_writer_write(writer, frames, numbers, FRAMES,
+                                         message), CC_OK);
+    /* Nothing under its final name before finish. */
+    ck_assert_int_ne(access(master, F_OK), 0);
+    ck_assert_int_ne(access(path_in("run_d0_f0_3.raw"), F_OK), 0);
+    ck_assert_int_eq(cc_raw_writer_finish(writer, message), CC_OK);
+    cc_raw_writer_destroy(writer);
+}
+
+/* Reads the whole run; returns the frames read and the notices joined. */
+static size_t read_run(const char *path, uint16_t *out, uint64_t *out_numbers,
+                       char *notices, size_t notices_size, cc_raw_stats *stats)
+{
+    char message[CC_MESSAGE_SIZE];
+    cc_raw_reader *reader;
+    ck_assert_msg(cc_raw_reader_open(&reader, path, message) == CC_OK, "%s",
+                  message);
+    size_t total = 0, n;
+    do {
+        ck_assert_int_eq(cc_raw_reader_read(reader, out + total * ROWS * COLS,
+                                            out_numbers + total, 3, &n,
+                                            message), CC_OK);
+        total += n;
+    } while (n > 0);
+    notices[0] = '\0';
+    for (const char *notice = cc_raw_reader_notice(reader); notice != NULL;
+         notice = cc_raw_reader_notice(reader)) {
+        strncat(notices, notice, notices_size - strlen(notices) - 2);
+        strcat(notices, "\n");
+    }
+    cc_raw_reader_stats(reader, stats);
+    cc_raw_reader_close(reader);
+    return total;
+}
+
+/* The run at master reads back whole: the frames and numbers written,
+ * and no notice. */
+static void assert_run_reads_back(void)
+{
+    static uint16_t back[FRAMES * ROWS * COLS];
+    uint64_t back_numbers[FRAMES];
+    char notices[2048];
+    cc_raw_stats stats;
+    ck_assert_uint_eq(read_run(master, back, back_numbers, notices,
+                               sizeof notices, &stats), FRAMES);
+    ck_assert_mem_eq(back, frames, sizeof frames);
+    ck_assert_mem_eq(back_numbers, numbers, sizeof numbers);
+    ck_assert_str_eq(notices, "");
+}
+
+/* A raw run written and read back gives the same frames and numbers, in
+ * three files of up to four frames, with the master's keys. */
+START_TEST(raw_round_trip)
+{
+    write_run();
+    ck_assert_int_eq(access(path_in("run_d0_f2_3.raw"), F_OK), 0);
+    cc_raw_reader *reader;
+    char message[CC_MESSAGE_SIZE];
+    ck_assert_int_eq(cc_raw_reader_open(&reader, master, message), CC_OK);
+    cc_raw_info info;
+    cc_raw_reader_info(reader, &info);
+    ck_assert_uint_eq(info.rows, ROWS);
+    ck_assert_uint_eq(info.cols, COLS);
+    ck_assert_uint_eq(info.frames, FRAMES);
+    ck_assert_uint_eq(info.files, 3);
+    ck_assert_uint_eq(info.image_bytes, ROWS * COLS * 2);
+    cc_raw_reader_close(reader);
+    assert_run_reads_back();
+}
+END_TEST
+
+/* Replaces the first occurrence of from by to in a text file. */
+static void edit_file(const char *path, const char *from, const char *to)
+{
+    static char text[8192];
+    FILE *file = fopen(path, "rb");
+    ck_assert_ptr_nonnull(file);
+    size_t length = fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+    text[length] = '\0';
+    char *at = strstr(text, from);
+    ck_assert_ptr_nonnull(at);
+    file = fopen(path, "wb");
+    fwrite(text, 1, (size_t)(at - text), file);
+    fputs(to, file);
+    fputs(at + strlen(from), file);
+    fclose(file);
+}
+
+/* Version 8 keys ("Image Size") read the same run. */
+START_TEST(raw_version_8)
+{
+    write_run();
+    edit_file(master, "\"Version\": 7.2", "\"Version\": 8.0");
+    edit_file(master, "\"Image Size in bytes\"", "\"Image Size\"");
+    assert_run_reads_back();
+    /* The v7 key in a v8 file is not the key: refused by name. */
+    edit_file(master, "\"Image Size\"", "\"Image Size in bytes\"");
+    char message[CC_MESSAGE_SIZE];
+    cc_raw_reader *reader;
+    ck_assert_int_eq(cc_raw_reader_open(&reader, master, message), CC_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(message, "\"Image Size\""));
+}
+END_TEST
+
+/* A missing file, a truncated file and a padded frame are each skipped
+ * and said; every complete frame of the rest arrives. */
+START_TEST(raw_damage_reported)
+{
+    write_run();
+    /* File 1 (frames 4..7) missing; file 2 (frames 8, 9) cut inside frame
+     * 9; frame 1's header says two packets are missing. */
+    ck_assert_int_eq(unlink(path_in("run_d0_f1_3.raw")), 0);
+    size_t frame_bytes = CC_RAW_HEADER_SIZE + ROWS * COLS * 2;
+    ck_assert_int_eq(truncate(path_in("run_d0_f2_3.raw"),
+                              (off_t)(frame_bytes + 100)), 0);
+    FILE *file = fopen(path_in("run_d0_f0_3.raw"), "r+b");
+    ck_assert_ptr_nonnull(file);
+    uint32_t packets = 0; /* 24 x 32 x 2 bytes fit one 6400-byte packet */
+    fseek(file, (long)frame_bytes + 12, SEEK_SET);
+    fwrite(&packets, sizeof packets, 1, file);
+    fclose(file);
+    static uint16_t back[FRAMES * ROWS * COLS];
+    uint64_t back_numbers[FRAMES];
+    char notices[4096];
+    cc_raw_stats stats;
+    size_t n = read_run(master, back, back_numbers, notices, sizeof notices,
+                        &stats);
+    ck_assert_uint_eq(n, 4); /* frames 0, 2, 3 and 8 */
+    uint64_t expected[4] = {numbers[0], numbers[2], numbers[3], numbers[8]};
+    ck_assert_mem_eq(back_numbers, expected, sizeof expected);
+    size_t pixels = ROWS * COLS;
+    ck_assert_mem_eq(back + 3 * pixels, frames + 8 * pixels,
+                     pixels * sizeof *back);
+    ck_assert_uint_eq(stats.files_missing, 1);
+    ck_assert_uint_eq(stats.files_truncated, 1);
+    ck_assert_uint_eq(stats.frames_padded, 1);
+    ck_assert_msg(strstr(notices, "run_d0_f1_3.raw is missing") &&
+                      strstr(notices, "run_d0_f2_3.raw is truncated") &&
+                      strstr(notices, "is padded") &&
+                      strstr(notices, "announces 10 frames"),
+                  "notices were:\n%s", notices);
+}
+END_TEST
+
+/* Wrong master files are refused with a message that says what is
+ * wrong; a file of another name is not taken for a master. */
+START_TEST(raw_bad_masters)
+{
+    write_run();
+    static const struct {
+        const char *from, *to, *says;
+        int code;
+    } cases[] = {
+        {"\"Frames in File\": 10\n", "\"Frames in File\": 10,\n", "not valid JSON", CC_EFORMAT},
+        {"\"Moench\"", "\"Jungfrau\"", "not a MÖNCH run", CC_ENOTSUP},
+        {"\"Image Size in bytes\": 1536", "\"Image Size in bytes\": 1600", "take 1536", CC_EFORMAT},
+        {"\"Max Frames Per File\": 4,", "", "\"Max Frames Per File\"", CC_EFORMAT},
+        {"\"Version\": 7.2", "\"Version\": 6.1", "version 6.1", CC_ENOTSUP},
+        {"\"Geometry\": {\"x\": 1, \"y\": 1}", "\"Geometry\": {\"x\": 2, \"y\": 1}", "geometry", CC_ENOTSUP},
+    };
+    char original[600];
+    snprintf(original, sizeof original, "%s.orig", master);
+    char command[1300];
+    snprintf(command, sizeof command, "cp '%s' '%s'", master, original);
+    ck_assert_int_eq(system(command), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(command, sizeof command, "cp '%s' '%s'", original, master);
+        ck_assert_int_eq(system(command), 0);
+        edit_file(master, cases[i].from, cases[i].to);
+        char message[CC_MESSAGE_SIZE] = "";
+        cc_raw_reader *reader = (cc_raw_reader *)&reader;
+        ck_assert_int_eq(cc_raw_reader_open(&reader, master, message),
+                         cases[i].code);
+        ck_assert_ptr_null(reader);
+        ck_assert_msg(strstr(message, cases[i].says) != NULL,
+                      "case %zu: '%s' lacks '%s'", i, message, cases[i].says);
+    }
+    char message[CC_MESSAGE_SIZE];
+    cc_raw_reader *reader;
+    ck_assert_int_eq(cc_raw_reader_open(&reader, path_in("run_d0_f0_3.raw"),
+                                        message), CC_EINVAL);
+    ck_assert_int_eq(cc_raw_reader_open(&reader, path_in("none_master_0.json"),
+                                        message), CC_EIO);
+}
+END_TEST
+
+/* The JSON reader takes exactly RFC 8259 documents. */
+START_TEST(json_is_strict)
+{
+    static const char *const good[] = {
+        "{}", "[]", "0", "-1.5e+3", "\"\\u00d6\\n\\ud83d\\ude00\"",
+        "{\"a\": [1, {\"b\": null}], \"c\": true, \"d\": false}"};
+    static const char *const bad[] = {
+        "", "[1,]", "{\"a\":1,}", "{\"a\":1} x", "01", "1.", ".5", "+1",
+        "\"\\x\"", "\"\\udc00\"", "{a:1}", "[1 2]", "\"a", "nul", "\"\t\"",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+        "[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        struct cc__json *root;
+        ck_assert_msg(cc__json_parse(good[i], strlen(good[i]), &root, NULL) ==
+                          CC_OK, "refused %s", good[i]);
+        cc__json_free(root);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cc__json *root;
+        char message[CC_MESSAGE_SIZE] = "";
+        ck_assert_msg(cc__json_parse(bad[i], strlen(bad[i]), &root, message) ==
+                          CC_EFORMAT, "accepted %s", bad[i]);
+        ck_assert_ptr_nonnull(strstr(message, "line 1"));
+    }
+    struct cc__json *root;
+    const char *text = "{\"s\": \"\\u00d6\", \"n\": {\"x\": 400}}";
+    ck_assert_int_eq(cc__json_parse(text, strlen(text), &root, NULL), CC_OK);
+    ck_assert_str_eq(cc__json_member(root, "s")->string, "Ö");
+    ck_assert_double_eq(
+        cc__json_member(cc__json_member(root, "n"), "x")->number, 400);
+    ck_assert_ptr_null(cc__json_member(root, "x"));
+    cc__json_free(root);
+}
+END_TEST
+
+static long file_size(const char *path)
+{
+    struct stat status;
+    return stat(path, &status) == 0 ? (long)status.st_size : -1;
+}
+
+/* aare's own .clust file reads as SPEC describes it and writes back
+ * byte-identical. */
+START_TEST(clust_fixture_round_trip)
+{
+    const char *fixture = TEST_DATA_DIR "/aare_single_frame_97.clust";
+    char message[CC_MESSAGE_SIZE];
+    cc_clust_reader *reader;
+    ck_assert_msg(cc_clust_reader_open(&reader, fixture, 3, 3, message) ==
+                      CC_OK, "%s", message);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    ck_assert_int_eq(cc_clust_reader_read(reader, 10, clusters, message), CC_OK);
+    ck_assert_uint_eq(cc_clusters_frame_count(clusters), 1);
+    cc_frame_clusters frame;
+    cc_clusters_frame(clusters, 0, &frame);
+    ck_assert_uint_eq(frame.frame_number, 135);
+    ck_assert_uint_eq(frame.count, 97);
+    ck_assert_uint_eq(frame.x[0], 1);
+    ck_assert_uint_eq(frame.y[0], 200);
+    for (int i = 0; i < 9; i++)
+        ck_assert_int_eq(frame.values[i], i);
+    const char *copy = path_in("copy.clust");
+    cc_clust_writer *writer;
+    ck_assert_int_eq(cc_clust_writer_new(&writer, copy, message), CC_OK);
+    ck_assert_int_eq(cc_clust_writer_write(writer, clusters, message), CC_OK);
+    ck_assert_int_eq(cc_clust_writer_finish(writer, message), CC_OK);
+    cc_clust_writer_destroy(writer);
+    char command[1200];
+    snprintf(command, sizeof command, "cmp -s '%s' '%s'", fixture, copy);
+    ck_assert_msg(system(command) == 0, "%s differs from aare's file", copy);
+    /* Read again: the end of the file gives no frames. */
+    ck_assert_int_eq(cc_clust_reader_read(reader, 10, clusters, message), CC_OK);
+    ck_assert_uint_eq(cc_clusters_frame_count(clusters), 0);
+    cc_clust_reader_close(reader);
+    /* Read as 9x9, the same bytes cannot be whole frames: refused. */
+    ck_assert_int_eq(cc_clust_reader_open(&reader, fixture, 9, 9, message),
+                     CC_OK);
+    ck_assert_int_eq(cc_clust_reader_read(reader, 10, clusters, message),
+                     CC_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(message, "truncated"));
+    cc_clust_reader_close(reader);
+    cc_clusters_destroy(clusters);
+}
+END_TEST
+
+/* 9x9 clusters of simulated frames round-trip, empty frames included;
+ * a writer destroyed before finish leaves nothing; an unwritable path is
+ * refused at once. */
+START_TEST(clust_round_trip_9x9)
+{
+    cc_config config = test_config(ROWS, COLS);
+    config.cluster_size_x = config.cluster_size_y = 9;
+    config.pedestal_frames = 2;
+    cc_finder *finder = test_finder(&config);
+    cc_simulator_config model = test_simulator_config(ROWS, COLS, 4, 0);
+    cc_simulator *simulator = test_simulator(&model);
+    uint16_t dark[2 * ROWS * COLS];
+    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, 2, dark), CC_OK);
+    ck_assert_int_eq(cc_finder_train(finder, dark, 2), CC_OK);
+    cc_clusters *clusters, *back;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&back), CC_OK);
+    ck_assert_int_eq(cc_finder_process(finder, frames, numbers, FRAMES,
+                                       clusters), CC_OK);
+    ck_assert_uint_gt(cc_clusters_total(clusters), 0);
+    char message[CC_MESSAGE_SIZE];
+    const char *path = path_in("run.clust");
+    cc_clust_writer *writer;
+    ck_assert_int_eq(cc_clust_writer_new(&writer, path, message), CC_OK);
+    ck_assert_int_eq(cc_clust_writer_write(writer, clusters, message), CC_OK);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert_int_eq(cc_clust_writer_finish(writer, message), CC_OK);
+    cc_clust_writer_destroy(writer);
+    ck_assert_int_eq(file_size(path),
+                     FRAMES * 8 + (long)cc_clusters_total(clusters) * 328);
+    cc_clust_reader *reader;
+    ck_assert_int_eq(cc_clust_reader_open(&reader, path, 9, 9, message), CC_OK);
+    ck_assert_int_eq(cc_clust_reader_read(reader, 100, back, message), CC_OK);
+    cc_clust_reader_close(reader);
+    ck_assert_uint_eq(cc_clusters_frame_count(back), FRAMES);
+    for (size_t i = 0; i < FRAMES; i++) {
+        cc_frame_clusters a, b;
+        cc_clusters_frame(clusters, i, &a);
+        cc_clusters_frame(back, i, &b);
+        ck_assert_uint_eq(a.frame_number, b.frame_number);
+        ck_assert_uint_eq(a.count, b.count);
+        ck_assert_mem_eq(a.x, b.x, a.count * sizeof *a.x);
+        ck_assert_mem_eq(a.y, b.y, a.count * sizeof *a.y);
+        ck_assert_mem_eq(a.values, b.values, a.count * 81 * sizeof *a.values);
+    }
+    const char *abandoned = path_in("abandoned.clust");
+    ck_assert_int_eq(cc_clust_writer_new(&writer, abandoned, message), CC_OK);
+    ck_assert_int_eq(cc_clust_writer_write(writer, clusters, message), CC_OK);
+    cc_clust_writer_destroy(writer);
+    char command[700];
+    snprintf(command, sizeof command, "test $(ls '%s' | wc -l) -eq 1", directory);
+    ck_assert_msg(system(command) == 0, "a temporary file was left behind");
+    ck_assert_int_eq(cc_clust_writer_new(&writer, "/nonexistent/x.clust",
+                                         message), CC_EIO);
+    ck_assert_ptr_nonnull(strstr(message, "/nonexistent/x.clust"));
+    cc_clusters_destroy(clusters);
+    cc_clusters_destroy(back);
+    cc_finder_destroy(finder);
+    cc_simulator_destroy(simulator);
+}
+END_TEST
+
+/* The spectrum CSV has its header, one line per bin with exact edges, and
+ * the under- and overflow; the hit map .npy has NumPy's header and the
+ * counts. (tests/hitmap_numpy.sh opens one with NumPy itself.) */
+START_TEST(spectrum_and_hitmap_files)
+{
+    cc_spectrum *spectrum;
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 4, 0, 100),
+                     CC_OK);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    cc__clusters_clear(clusters, 3, 3);
+    ck_assert_int_eq(cc__clusters_begin_frame(clusters, 0), CC_OK);
+    const int sums[] = {-5, 30, 30, 99, 100, 250};
+    for (int i = 0; i < 6; i++) {
+        int32_t *values;
+        ck_assert_int_eq(cc__clusters_push(clusters, 0, (uint16_t)i, 1,
+                                           &values), CC_OK);
+        memset(values, 0, 9 * sizeof *values);
+        values[4] = sums[i];
+    }
+    ck_assert_int_eq(cc_spectrum_add(spectrum, clusters), CC_OK);
+    char message[CC_MESSAGE_SIZE];
+    const char *csv = path_in("spectrum.csv");
+    ck_assert_int_eq(cc_spectrum_write_csv(spectrum, csv, message), CC_OK);
+    char text[512] = "";
+    FILE *file = fopen(csv, "rb");
+    ck_assert_ptr_nonnull(file);
+    text[fread(text, 1, sizeof text - 1, file)] = '\0';
+    fclose(file);
+    ck_assert_str_eq(text, "low,high,count\n0,25,0\n25,50,2\n50,75,0\n"
+                           "75,100,1\n-inf,0,1\n100,inf,2\n");
+    cc_hitmap *hitmap;
+    ck_assert_int_eq(cc_hitmap_new(&hitmap, 3, 7), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add(hitmap, clusters), CC_OK);
+    const char *npy = path_in("hitmap.npy");
+    ck_assert_int_eq(cc_hitmap_write_npy(hitmap, npy, message), CC_OK);
+    unsigned char bytes[256];
+    file = fopen(npy, "rb");
+    ck_assert_ptr_nonnull(file);
+    size_t length = fread(bytes, 1, sizeof bytes, file);
+    fclose(file);
+    ck_assert_mem_eq(bytes, "\x93NUMPY\x01\x00", 8);
+    size_t data = 10 + bytes[8] + 256u * bytes[9]; /* where the data start */
+    ck_assert_uint_eq(data % 64, 0);
+    ck_assert_uint_eq(length, data + 3 * 7 * 4);
+    ck_assert_uint_eq(bytes[data - 1], '\n');
+    bytes[data - 1] = '\0';
+    ck_assert_ptr_nonnull(strstr((const char *)bytes + 10,
+                                 "{'descr': '<u4', 'fortran_order': False, "
+                                 "'shape': (3, 7), }"));
+    uint32_t counts[21];
+    memcpy(counts, bytes + data, sizeof counts);
+    ck_assert_mem_eq(counts, cc_hitmap_counts(hitmap), sizeof counts);
+    ck_assert_uint_eq(counts[7 + 2], 1); /* the centre (2, 1) */
+    ck_assert_int_eq(cc_hitmap_write_npy(hitmap, "/nonexistent/h.npy", message),
+                     CC_EIO);
+    cc_hitmap_destroy(hitmap);
+    cc_spectrum_destroy(spectrum);
+    cc_clusters_destroy(clusters);
+}
+END_TEST
+
+Suite *suite_files(void)
+{
+    Suite *suite = suite_create("files");
+    TCase *files = tcase_create("files");
+    tcase_add_checked_fixture(files, setup, teardown);
+    tcase_set_timeout(files, 60);
+    tcase_add_test(files, raw_round_trip);
+    tcase_add_test(files, raw_version_8);
+    tcase_add_test(files, raw_damage_reported);
+    tcase_add_test(files, raw_bad_masters);
+    tcase_add_test(files, json_is_strict);
+    tcase_add_test(files, clust_fixture_round_trip);
+    tcase_add_test(files, clust_round_trip_9x9);
+    tcase_add_test(files, spectrum_and_hitmap_files);
+    suite_add_tcase(suite, files);
+    return suite;
+}

@@ -1,0 +1,256 @@
+/*
+ * clusterfind: finds the photon clusters of a MÖNCH raw run, trained on a
+ * dark run, and writes them as an aare-compatible .clust file with the
+ * energy spectrum (.csv) and hit map (.npy). With --simulate it runs the
+ * same job on simulated runs and compares the clusters with the ground
+ * truth. This file reads the options; clusterfind_run.c does the job.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterfind.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "usage: clusterfind --pedestal DARK_master_0.json --data RUN_master_0.json\n"
+        "                   [--output OUT.clust] [--spectrum OUT.csv] [--hitmap OUT.npy]\n"
+        "                   [options]\n"
+        "       clusterfind --simulate FRAMES [--seed N] [outputs] [options]\n"
+        "\n"
+        "  --pedestal MASTER.json  dark run: trains the pedestal\n"
+        "  --data MASTER.json      data run: its clusters are found\n"
+        "  --output OUT.clust      clusters, aare's .clust format\n"
+        "  --spectrum OUT.csv      energy spectrum: low,high,count per bin, then\n"
+        "                          underflow and overflow\n"
+        "  --hitmap OUT.npy        cluster centres per pixel, uint32 (numpy.load)\n"
+        "  --cluster-size N|NxM    cluster size, odd, 3..9 (default 3)\n"
+        "  --nsigma X              threshold in noise rms (default 5)\n"
+        "  --pedestal-frames N     dark frames to train on (default 1000; a shorter\n"
+        "                          dark run uses what it has, at least 2)\n"
+        "  --energy sum|sum2x2     cluster energy for the spectrum (default sum)\n"
+        "  --bins N --min X --max X  spectrum bins on [min, max) ADU\n"
+        "                          (default 400 on [0, 2000))\n"
+        "  --backend auto|cpu|cuda (default auto)\n"
+        "  --precision float|double (default float)\n"
+        "  --threads N             CPU threads, 0 = one per CPU (default 0)\n"
+        "  --adc-mask M            mask applied to every raw value (default 0x3FFF)\n"
+        "  --simulate FRAMES       built-in demo: simulate a dark run and FRAMES data\n"
+        "                          frames of 400 x 400 pixels, find the clusters and\n"
+        "                          compare them with the simulated photons\n"
+        "  --seed N                simulator seed (default 1)\n"
+        "  --help, --version\n"
+        "\n"
+        "Exit status: 0 on success, 1 when the run failed (nothing written),\n"
+        "2 for bad options, 3 when the input was damaged (a missing or truncated\n"
+        "data file, padded frames): the outputs then hold every complete frame.\n"
+        "Outputs appear under their names only when complete.\n");
+}
+
+/* Parses a whole unsigned number in [low, high]; base 0 takes 0x too. */
+static bool parse_unsigned(const char *text, uint64_t low, uint64_t high,
+                           uint64_t *value)
+{
+    char *end;
+    errno = 0;
+    if (text[0] == '-' || text[0] == '\0')
+        return false;
+    unsigned long long parsed = strtoull(text, &end, 0);
+    if (errno != 0 || *end != '\0' || parsed < low || parsed > high)
+        return false;
+    *value = parsed;
+    return true;
+}
+
+static bool parse_real(const char *text, double *value)
+{
+    char *end;
+    errno = 0;
+    *value = strtod(text, &end);
+    return errno == 0 && end != text && *end == '\0' && isfinite(*value);
+}
+
+static bool parse_cluster_size(const char *text, uint32_t *x, uint32_t *y)
+{
+    char copy[32];
+    if (strlen(text) >= sizeof copy)
+        return false;
+    strcpy(copy, text);
+    char *cross = strchr(copy, 'x');
+    if (cross != NULL)
+        *cross = '\0';
+    uint64_t nx, ny;
+    if (!parse_unsigned(copy, 1, 99, &nx) ||
+        !parse_unsigned(cross != NULL ? cross + 1 : copy, 1, 99, &ny))
+        return false;
+    *x = (uint32_t)nx;
+    *y = (uint32_t)ny;
+    return true;
+}
+
+/* Looks word up in a list of names; returns its index or -1. */
+static int choose(const char *word, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(word, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int bad_option(const char *option, const char *value, const char *why)
+{
+    fprintf(stderr, "clusterfind: --%s %s: %s (see clusterfind --help)\n",
+            option, value, why);
+    return EXIT_USAGE;
+}
+
+/* Applies one option; returns 0 or an exit status. */
+static int apply(struct options *o, const char *name, const char *value)
+{
+    static const char *const energies[] = {"sum", "sum2x2"};
+    static const char *const backends[] = {"auto", "cpu", "cuda"};
+    static const char *const precisions[] = {"float", "double"};
+    uint64_t number;
+    int index;
+    if (strcmp(name, "pedestal") == 0)
+        o->pedestal = value;
+    else if (strcmp(name, "data") == 0)
+        o->data = value;
+    else if (strcmp(name, "output") == 0)
+        o->output = value;
+    else if (strcmp(name, "spectrum") == 0)
+        o->spectrum = value;
+    else if (strcmp(name, "hitmap") == 0)
+        o->hitmap = value;
+    else if (strcmp(name, "cluster-size") == 0) {
+        if (!parse_cluster_size(value, &o->size_x, &o->size_y))
+            return bad_option(name, value, "give N or NxM");
+    } else if (strcmp(name, "nsigma") == 0) {
+        if (!parse_real(value, &o->nsigma) || !(o->nsigma > 0))
+            return bad_option(name, value, "a number above 0 is needed");
+    } else if (strcmp(name, "pedestal-frames") == 0) {
+        if (!parse_unsigned(value, 2, CC_PEDESTAL_FRAMES_MAX, &number))
+            return bad_option(name, value, "2..16777216 frames");
+        o->pedestal_frames = (uint32_t)number;
+    } else if (strcmp(name, "energy") == 0) {
+        if ((index = choose(value, energies, 2)) < 0)
+            return bad_option(name, value, "sum or sum2x2");
+        o->energy = (cc_energy)index;
+    } else if (strcmp(name, "bins") == 0) {
+        if (!parse_unsigned(value, 1, 1u << 24, &number))
+            return bad_option(name, value, "1..16777216 bins");
+        o->bins = (uint32_t)number;
+    } else if (strcmp(name, "min") == 0) {
+        if (!parse_real(value, &o->min))
+            return bad_option(name, value, "a number is needed");
+    } else if (strcmp(name, "max") == 0) {
+        if (!parse_real(value, &o->max))
+            return bad_option(name, value, "a number is needed");
+    } else if (strcmp(name, "backend") == 0) {
+        if ((index = choose(value, backends, 3)) < 0)
+            return bad_option(name, value, "auto, cpu or cuda");
+        o->backend = (cc_backend)index;
+    } else if (strcmp(name, "precision") == 0) {
+        if ((index = choose(value, precisions, 2)) < 0)
+            return bad_option(name, value, "float or double");
+        o->precision = (cc_precision)index;
+    } else if (strcmp(name, "threads") == 0) {
+        if (!parse_unsigned(value, 0, CC_THREADS_MAX, &number))
+            return bad_option(name, value, "0..256 (0 = one per CPU)");
+        o->threads = (uint32_t)number;
+    } else if (strcmp(name, "adc-mask") == 0) {
+        if (!parse_unsigned(value, 1, 0xFFFF, &number))
+            return bad_option(name, value, "1..0xFFFF");
+        o->adc_mask = (uint16_t)number;
+    } else if (strcmp(name, "simulate") == 0) {
+        if (!parse_unsigned(value, 1, 100000000, &number))
+            return bad_option(name, value, "1..100000000 frames");
+        o->simulate = number;
+    } else if (strcmp(name, "seed") == 0) {
+        if (!parse_unsigned(value, 0, UINT64_MAX, &o->seed))
+            return bad_option(name, value, "a whole number is needed");
+    }
+    return 0;
+}
+
+/* Checks the options together. */
+static int check(const struct options *o)
+{
+    if (o->simulate != 0 && (o->pedestal != NULL || o->data != NULL)) {
+        fprintf(stderr, "clusterfind: --simulate makes its own runs; leave "
+                        "out --pedestal and --data\n");
+        return EXIT_USAGE;
+    }
+    if (o->simulate == 0 && (o->pedestal == NULL || o->data == NULL)) {
+        fprintf(stderr, "clusterfind: give --pedestal DARK_master_0.json and "
+                        "--data RUN_master_0.json, or --simulate FRAMES "
+                        "(see clusterfind --help)\n");
+        return EXIT_USAGE;
+    }
+    if (!(o->min < o->max)) {
+        fprintf(stderr, "clusterfind: --min %g must be below --max %g\n",
+                o->min, o->max);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options options = {
+        .size_x = 3, .size_y = 3, .nsigma = 5, .pedestal_frames = 1000,
+        .energy = CC_ENERGY_SUM, .bins = 400, .min = 0, .max = 2000,
+        .backend = CC_BACKEND_AUTO, .precision = CC_PRECISION_FLOAT,
+        .threads = 0, .adc_mask = 0x3FFF, .simulate = 0, .seed = 1};
+    static const struct option long_options[] = {
+        {"pedestal", required_argument, NULL, 0},
+        {"data", required_argument, NULL, 0},
+        {"output", required_argument, NULL, 0},
+        {"spectrum", required_argument, NULL, 0},
+        {"hitmap", required_argument, NULL, 0},
+        {"cluster-size", required_argument, NULL, 0},
+        {"nsigma", required_argument, NULL, 0},
+        {"pedestal-frames", required_argument, NULL, 0},
+        {"energy", required_argument, NULL, 0},
+        {"bins", required_argument, NULL, 0},
+        {"min", required_argument, NULL, 0},
+        {"max", required_argument, NULL, 0},
+        {"backend", required_argument, NULL, 0},
+        {"precision", required_argument, NULL, 0},
+        {"threads", required_argument, NULL, 0},
+        {"adc-mask", required_argument, NULL, 0},
+        {"simulate", required_argument, NULL, 0},
+        {"seed", required_argument, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    int opt, index;
+    while ((opt = getopt_long(argc, argv, "", long_options, &index)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return EXIT_SUCCESS;
+        }
+        if (opt == 'V') {
+            printf("clusterfind (libclustercore) %s\n", cc_version());
+            return EXIT_SUCCESS;
+        }
+        if (opt != 0) {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        int status = apply(&options, long_options[index].name, optarg);
+        if (status != 0)
+            return status;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "clusterfind: unexpected argument '%s' (see "
+                        "clusterfind --help)\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    int status = check(&options);
+    return status != 0 ? status : clusterfind_run(&options);
+}

@@ -1,0 +1,61 @@
+/*
+ * clusterfind.h: what the parts of the clusterfind program share: its
+ * options, the sources of frames (a raw run or the simulator) and the run.
+ */
+#ifndef CLUSTERFIND_H
+#define CLUSTERFIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clustercore.h"
+
+/* Exit statuses. A damaged input (a missing or truncated data file, a
+ * padded frame) still gives complete outputs of every complete frame, but
+ * not status 0: scripts must notice. */
+enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2, EXIT_INPUT_DAMAGED = 3 };
+
+struct options {
+    const char *pedestal;  /* master file of the dark run */
+    const char *data;      /* master file of the data run */
+    const char *output;    /* .clust */
+    const char *spectrum;  /* .csv */
+    const char *hitmap;    /* .npy */
+    uint32_t size_x, size_y;
+    double nsigma;
+    uint32_t pedestal_frames;
+    cc_energy energy;
+    uint32_t bins;
+    double min, max;
+    cc_backend backend;
+    cc_precision precision;
+    uint32_t threads;
+    uint16_t adc_mask;
+    uint64_t simulate;     /* data frames to simulate; 0 = read files */
+    uint64_t seed;
+};
+
+/* A source of frames: a raw run, or the simulator's dark or data frames. */
+struct source {
+    const char *name;          /* for messages */
+    cc_raw_reader *reader;     /* a raw run, or NULL */
+    cc_simulator *simulator;   /* the simulator, or NULL */
+    bool dark;                 /* simulated dark frames */
+    uint64_t next, total;      /* simulated frames made so far, and all */
+    uint32_t rows, cols;
+    uint64_t frames_expected;  /* for the progress line */
+};
+
+int source_open_raw(struct source *source, const char *master_path);
+void source_open_simulated(struct source *source, cc_simulator *simulator,
+                           bool dark, uint64_t frames);
+void source_close(struct source *source);
+/* Reads up to max_frames; *n_read 0 at the end. truth (simulated data
+ * only) receives the photons. Prints the reader's notices on stderr. */
+int source_read(struct source *source, uint16_t *frames, uint64_t *numbers,
+                size_t max_frames, size_t *n_read, cc_truth *truth);
+
+/* Runs the whole job and returns the exit status. */
+int clusterfind_run(const struct options *options);
+
+#endif
