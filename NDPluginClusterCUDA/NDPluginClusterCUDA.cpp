@@ -1,0 +1,634 @@
+/*
+ * NDPluginClusterCUDA.cpp: PVs and NDArrays in, libclustercore calls, PVs
+ * and NDArrays out.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <epicsExport.h>
+#include <epicsThread.h>
+#include <iocsh.h>
+
+#include "NDPluginClusterCUDA.h"
+
+static const char *driverName = "NDPluginClusterCUDA";
+
+static void publisherTaskC(void *plugin);
+
+enum { ADDR_CLUSTERS = 0, ADDR_HITMAP = 1, N_ADDR = 2 };
+
+NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
+                                         int blockingCallbacks,
+                                         const char *NDArrayPort,
+                                         int NDArrayAddr, int maxBuffers,
+                                         size_t maxMemory, int priority,
+                                         int stackSize)
+    /* One processing thread: the pedestal is one ordered sequence. */
+    : NDPluginDriver(portName, queueSize, blockingCallbacks, NDArrayPort,
+                     NDArrayAddr, N_ADDR, maxBuffers, maxMemory,
+                     asynInt32ArrayMask | asynFloat64ArrayMask |
+                         asynGenericPointerMask,
+                     asynInt32ArrayMask | asynFloat64ArrayMask |
+                         asynGenericPointerMask,
+                     ASYN_MULTIDEVICE, 1, priority, stackSize, 1),
+      finder_(NULL), clusters_(NULL), spectrum_(NULL), hitmap_(NULL),
+      rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
+      totalClusters_(0), droppedClusters_(0), spectrumCounts_(NULL),
+      spectrumCentres_(NULL), rms_(NULL), lastUniqueId_(-1),
+      unpublished_(false), pendingLoad_(false)
+{
+    createParam(ClusterNSigmaString, asynParamFloat64, &ClusterNSigma);
+    createParam(ClusterNumStreamsString, asynParamInt32, &ClusterNumStreams);
+    createParam(ClusterMaxClustersString, asynParamInt32, &ClusterMaxClusters);
+    createParam(ClusterSizeXString, asynParamInt32, &ClusterSizeX);
+    createParam(ClusterSizeYString, asynParamInt32, &ClusterSizeY);
+    createParam(ClusterPedestalFramesString, asynParamInt32,
+                &ClusterPedestalFrames);
+    createParam(ClusterResetPedestalString, asynParamInt32,
+                &ClusterResetPedestal);
+    createParam(ClusterPedestalStateString, asynParamInt32,
+                &ClusterPedestalState);
+    createParam(ClusterPedestalCountString, asynParamInt32,
+                &ClusterPedestalCount);
+    createParam(ClusterSavePedestalString, asynParamInt32, &ClusterSavePedestal);
+    createParam(ClusterLoadPedestalString, asynParamInt32, &ClusterLoadPedestal);
+    createParam(ClusterPedestalFileString, asynParamOctet, &ClusterPedestalFile);
+    createParam(ClusterBackendString, asynParamInt32, &ClusterBackend);
+    createParam(ClusterBackendInUseString, asynParamOctet, &ClusterBackendInUse);
+    createParam(ClusterPrecisionString, asynParamInt32, &ClusterPrecision);
+    createParam(ClusterAdcMaskString, asynParamInt32, &ClusterAdcMask);
+    createParam(ClusterNumClustersString, asynParamInt32, &ClusterNumClusters);
+    createParam(ClusterTotalClustersString, asynParamFloat64,
+                &ClusterTotalClusters);
+    createParam(ClusterDroppedClustersString, asynParamFloat64,
+                &ClusterDroppedClusters);
+    createParam(ClusterNoiseMeanString, asynParamFloat64, &ClusterNoiseMean);
+    createParam(ClusterBadArraysString, asynParamInt32, &ClusterBadArrays);
+    createParam(ClusterStatusMessageString, asynParamOctet,
+                &ClusterStatusMessage);
+    createParam(ClusterSpectrumEnergyString, asynParamInt32,
+                &ClusterSpectrumEnergy);
+    createParam(ClusterSpectrumBinsString, asynParamInt32, &ClusterSpectrumBins);
+    createParam(ClusterSpectrumMinString, asynParamFloat64, &ClusterSpectrumMin);
+    createParam(ClusterSpectrumMaxString, asynParamFloat64, &ClusterSpectrumMax);
+    createParam(ClusterSpectrumPeriodString, asynParamFloat64,
+                &ClusterSpectrumPeriod);
+    createParam(ClusterSpectrumString, asynParamFloat64Array, &ClusterSpectrum);
+    createParam(ClusterSpectrumXString, asynParamFloat64Array,
+                &ClusterSpectrumX);
+    createParam(ClusterSpectrumResetString, asynParamInt32,
+                &ClusterSpectrumReset);
+    createParam(ClusterHitMapResetString, asynParamInt32, &ClusterHitMapReset);
+
+    cc_config defaults;
+    cc_config_init(&defaults);
+    setDoubleParam(ClusterNSigma, defaults.nsigma);
+    setIntegerParam(ClusterNumStreams, (int)defaults.streams);
+    setIntegerParam(ClusterMaxClusters, 5000);
+    setIntegerParam(ClusterSizeX, (int)defaults.cluster_size_x);
+    setIntegerParam(ClusterSizeY, (int)defaults.cluster_size_y);
+    setIntegerParam(ClusterPedestalFrames, (int)defaults.pedestal_frames);
+    setIntegerParam(ClusterPedestalState, CC_PEDESTAL_TRAINING);
+    setIntegerParam(ClusterPedestalCount, 0);
+    setIntegerParam(ClusterBackend, 0);
+    setIntegerParam(ClusterPrecision, (int)defaults.precision);
+    setIntegerParam(ClusterAdcMask, defaults.adc_mask);
+    setIntegerParam(ClusterNumClusters, 0);
+    setDoubleParam(ClusterTotalClusters, 0);
+    setDoubleParam(ClusterDroppedClusters, 0);
+    setDoubleParam(ClusterNoiseMean, 0);
+    setIntegerParam(ClusterBadArrays, 0);
+    setIntegerParam(ClusterSpectrumEnergy, CC_ENERGY_SUM);
+    setIntegerParam(ClusterSpectrumBins, 400);
+    setDoubleParam(ClusterSpectrumMin, 0);
+    setDoubleParam(ClusterSpectrumMax, 2000);
+    setDoubleParam(ClusterSpectrumPeriod, 1.0);
+    setStringParam(ClusterPedestalFile, "");
+    setStringParam(ClusterBackendInUse, "chosen at the first frame");
+    setStringParam(ClusterStatusMessage, "waiting for frames");
+    setStringParam(NDPluginDriverPluginType, "NDPluginClusterCUDA");
+    epicsTimeGetCurrent(&lastPublished_);
+    memset(&lastTimeStamp_, 0, sizeof lastTimeStamp_);
+    trainingNote_[0] = '\0';
+    if (cc_clusters_new(&clusters_) != CC_OK)
+        setStatus("out of memory for the cluster list");
+    connectToArrayPort();
+    if (epicsThreadCreate("NDClusterCUDAPublish", epicsThreadPriorityLow,
+                          epicsThreadGetStackSize(epicsThreadStackMedium),
+                          publisherTaskC, this) == NULL)
+        setStatus("could not start the publisher thread: spectra are "
+                  "published with frames only");
+}
+
+static void publisherTaskC(void *plugin)
+{
+    static_cast<NDPluginClusterCUDA *>(plugin)->publisherTask();
+}
+
+void NDPluginClusterCUDA::publisherTask()
+{
+    for (;;) {
+        double period;
+        lock();
+        getDoubleParam(ClusterSpectrumPeriod, &period);
+        if (unpublished_) {
+            publishSlow(false);
+            callParamCallbacks();
+        }
+        unlock();
+        epicsThreadSleep(period > 0.05 ? period / 2 : 0.05);
+    }
+}
+
+NDPluginClusterCUDA::~NDPluginClusterCUDA()
+{
+    cc_finder_destroy(finder_);
+    cc_clusters_destroy(clusters_);
+    cc_spectrum_destroy(spectrum_);
+    cc_hitmap_destroy(hitmap_);
+    free(spectrumCounts_);
+    free(spectrumCentres_);
+    free(rms_);
+}
+
+void NDPluginClusterCUDA::setStatus(const char *format, ...)
+{
+    char message[CC_MESSAGE_SIZE];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    setStringParam(ClusterStatusMessage, message);
+}
+
+/* The finder's configuration as the PVs say now (port locked). */
+cc_config NDPluginClusterCUDA::wantedConfig(int rows, int cols)
+{
+    static const cc_backend backends[] = {CC_BACKEND_AUTO, CC_BACKEND_CUDA,
+                                          CC_BACKEND_CPU};
+    cc_config config;
+    cc_config_init(&config);
+    int value;
+    config.rows = (uint32_t)rows;
+    config.cols = (uint32_t)cols;
+    getDoubleParam(ClusterNSigma, &config.nsigma);
+    getIntegerParam(ClusterNumStreams, &value);
+    config.streams = (uint32_t)value;
+    getIntegerParam(ClusterMaxClusters, &value);
+    config.max_clusters = (uint32_t)value;
+    getIntegerParam(ClusterSizeX, &value);
+    config.cluster_size_x = (uint32_t)value;
+    getIntegerParam(ClusterSizeY, &value);
+    config.cluster_size_y = (uint32_t)value;
+    getIntegerParam(ClusterPedestalFrames, &value);
+    config.pedestal_frames = (uint32_t)value;
+    getIntegerParam(ClusterBackend, &value);
+    config.backend = value >= 0 && value <= 2 ? backends[value]
+                                              : (cc_backend)value;
+    getIntegerParam(ClusterPrecision, &value);
+    config.precision = (cc_precision)value;
+    getIntegerParam(ClusterAdcMask, &value);
+    config.adc_mask = (uint16_t)value;
+    config.threads = 0; /* the CPU backend uses every CPU */
+    return config;
+}
+
+/* Creates the finder, or reconfigures it (finder lock held, port not:
+ * what to tell the user goes into message, CC_MESSAGE_SIZE bytes). */
+int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
+                                     char *message)
+{
+    if (finder_ == NULL)
+        return cc_finder_new(&finder_, &config, message);
+    int rc = cc_finder_set_config(finder_, &config);
+    if (rc != CC_OK)
+        snprintf(message, CC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
+    else if (newFrameSize)
+        snprintf(message, CC_MESSAGE_SIZE,
+                 "frame size changed to %u x %u: the pedestal is reset",
+                 config.cols, config.rows);
+    return rc;
+}
+
+/* A spectrum as asked, and a hit map of the frame size (finder lock
+ * held, port not). */
+int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
+                                             int bins, double min, double max,
+                                             char *message)
+{
+    cc_spectrum *spectrum;
+    int rc = bins > 0 ? cc_spectrum_new(&spectrum, (cc_energy)energy,
+                                        (uint32_t)bins, min, max)
+                      : CC_EINVAL;
+    if (rc != CC_OK) {
+        snprintf(message, CC_MESSAGE_SIZE,
+                 "spectrum settings refused: %d bins on [%g, %g)", bins, min,
+                 max);
+        return rc;
+    }
+    double *counts = (double *)calloc((size_t)bins, sizeof *counts);
+    double *centres = (double *)calloc((size_t)bins, sizeof *centres);
+    if (counts == NULL || centres == NULL) {
+        free(counts);
+        free(centres);
+        cc_spectrum_destroy(spectrum);
+        snprintf(message, CC_MESSAGE_SIZE, "out of memory for the spectrum");
+        return CC_ENOMEM;
+    }
+    for (int i = 0; i < bins; i++)
+        centres[i] = 0.5 * (cc_spectrum_edge(spectrum, (uint32_t)i) +
+                            cc_spectrum_edge(spectrum, (uint32_t)i + 1));
+    cc_spectrum_destroy(spectrum_);
+    free(spectrumCounts_);
+    free(spectrumCentres_);
+    spectrum_ = spectrum;
+    spectrumCounts_ = counts;
+    spectrumCentres_ = centres;
+    if (rows != rows_ || cols != cols_ || hitmap_ == NULL) {
+        cc_hitmap *hitmap;
+        double *rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
+        rc = rms != NULL ? cc_hitmap_new(&hitmap, (uint32_t)rows, (uint32_t)cols)
+                         : CC_ENOMEM;
+        if (rc != CC_OK) {
+            free(rms);
+            snprintf(message, CC_MESSAGE_SIZE, "out of memory for the hit map");
+            return rc;
+        }
+        cc_hitmap_destroy(hitmap_);
+        free(rms_);
+        hitmap_ = hitmap;
+        rms_ = rms;
+    }
+    return CC_OK;
+}
+
+void NDPluginClusterCUDA::refuse(NDArray *pArray, const char *why)
+{
+    int bad;
+    getIntegerParam(ClusterBadArrays, &bad);
+    setIntegerParam(ClusterBadArrays, bad + 1);
+    setStatus("array %d refused: %s", pArray->uniqueId, why);
+    asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s: array %d refused: %s\n",
+              driverName, pArray->uniqueId, why);
+    callParamCallbacks();
+}
+
+void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
+{
+    NDPluginDriver::beginProcessCallbacks(pArray);
+    if (pArray->ndims != 2 || pArray->dataType != NDUInt16) {
+        refuse(pArray, "the finder takes 2-D NDUInt16 frames");
+        return;
+    }
+    /* ProcessPlugin hands the last array over again: it must not be fed
+     * into the pedestal twice. */
+    if (pArray->uniqueId == lastUniqueId_ &&
+        epicsTimeEqual(&pArray->epicsTS, &lastTimeStamp_)) {
+        setStatus("array %d was processed already; not fed to the pedestal "
+                  "again", pArray->uniqueId);
+        callParamCallbacks();
+        return;
+    }
+    int cols = (int)pArray->dims[0].size, rows = (int)pArray->dims[1].size;
+    bool newFrameSize = rows != rows_ || cols != cols_;
+    cc_config config = wantedConfig(rows, cols);
+    int maxClusters, energy, bins;
+    double min, max;
+    getIntegerParam(ClusterMaxClusters, &maxClusters);
+    getIntegerParam(ClusterSpectrumEnergy, &energy);
+    getIntegerParam(ClusterSpectrumBins, &bins);
+    getDoubleParam(ClusterSpectrumMin, &min);
+    getDoubleParam(ClusterSpectrumMax, &max);
+    bool reconfigure = settingsChanged_ || newFrameSize || finder_ == NULL;
+    bool newSpectrum = spectrumChanged_ || newFrameSize;
+    settingsChanged_ = spectrumChanged_ = false;
+    /* A LoadPedestal asked for before the frame size was known (as after
+     * an IOC restart) is done now, before this frame. */
+    char loadPath[512] = "";
+    bool load = pendingLoad_;
+    pendingLoad_ = false;
+    if (load)
+        getStringParam(ClusterPedestalFile, sizeof loadPath, loadPath);
+
+    /* The core's work, with the port unlocked; messages for the user are
+     * kept until it is locked again. */
+    this->unlock();
+    finderLock_.lock();
+    char message[CC_MESSAGE_SIZE] = "";
+    int rc = CC_OK;
+    if (reconfigure)
+        rc = applyConfig(config, newFrameSize && finder_ != NULL, message);
+    if (rc == CC_OK && newSpectrum)
+        rc = prepareAccumulators(rows, cols, energy, bins, min, max, message);
+    if (rc == CC_OK) {
+        rows_ = rows;
+        cols_ = cols;
+    }
+    if (rc == CC_OK && load) {
+        rc = cc_finder_load_pedestal(finder_, loadPath);
+        snprintf(message, sizeof message, "%s%s",
+                 rc == CC_OK ? "pedestal loaded from " : "",
+                 rc == CC_OK ? loadPath : cc_finder_last_error(finder_));
+    }
+    cc_finder_stats stats;
+    bool training = true;
+    if (rc == CC_OK) {
+        cc_finder_get_stats(finder_, &stats);
+        training = stats.state == CC_PEDESTAL_TRAINING;
+        const uint16_t *frame = (const uint16_t *)pArray->pData;
+        uint64_t number = (uint64_t)pArray->uniqueId;
+        rc = training ? cc_finder_train(finder_, frame, 1)
+                      : cc_finder_process(finder_, frame, &number, 1,
+                                          clusters_);
+        if (rc == CC_OK && !training) {
+            cc_spectrum_add(spectrum_, clusters_);
+            cc_hitmap_add(hitmap_, clusters_);
+        }
+        if (rc != CC_OK)
+            snprintf(message, sizeof message, "%s",
+                     cc_finder_last_error(finder_));
+        cc_finder_get_stats(finder_, &stats);
+    }
+    finderLock_.unlock();
+    this->lock();
+
+    if (message[0] != '\0')
+        setStatus("%s", message);
+    if (reconfigure && newFrameSize && rc == CC_OK && message[0] != '\0')
+        snprintf(trainingNote_, sizeof trainingNote_, " (%s)", message);
+    if (reconfigure && finder_ != NULL)
+        setStringParam(ClusterBackendInUse,
+                       cc_finder_backend_description(finder_));
+    if (rc != CC_OK) {
+        callParamCallbacks();
+        return;
+    }
+    lastUniqueId_ = pArray->uniqueId;
+    lastTimeStamp_ = pArray->epicsTS;
+    setIntegerParam(ClusterPedestalState, stats.state);
+    setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
+    setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
+    setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
+    if (training && message[0] == '\0') {
+        if (stats.state == CC_PEDESTAL_READY) {
+            setStatus("pedestal ready after %u dark frames",
+                      stats.pedestal_window);
+            trainingNote_[0] = '\0';
+        } else {
+            setStatus("training the pedestal: %u of %u dark frames%s",
+                      (unsigned)stats.frames_trained, stats.pedestal_window,
+                      trainingNote_);
+        }
+    }
+    if (!training) {
+        cc_frame_clusters frame;
+        cc_clusters_frame(clusters_, 0, &frame);
+        /* Found, stored or not: DroppedClusters_RBV says how many the
+         * cap kept out of the array. */
+        setIntegerParam(ClusterNumClusters, (int)(frame.count + frame.dropped));
+        NDArray *pOut = clusterArray(pArray, frame, maxClusters);
+        if (pOut != NULL)
+            NDPluginDriver::endProcessCallbacks(pOut, false, true);
+        else
+            setStatus("no NDArray for the clusters: the pool is exhausted");
+    }
+    unpublished_ = true;
+    publishSlow(false);
+    callParamCallbacks();
+}
+
+/* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded. */
+NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
+                                           const cc_frame_clusters &frame,
+                                           int maxClusters)
+{
+    size_t cells = (size_t)frame.size_x * frame.size_y;
+    size_t dims[2] = {2 + cells, (size_t)(maxClusters > 0 ? maxClusters : 1)};
+    NDArray *pOut = pNDArrayPool->alloc(2, dims, NDInt32, 0, NULL);
+    if (pOut == NULL)
+        return NULL;
+    epicsInt32 *row = (epicsInt32 *)pOut->pData;
+    memset(row, 0, dims[0] * dims[1] * sizeof *row);
+    for (uint32_t i = 0; i < frame.count && i < dims[1]; i++) {
+        row[0] = frame.x[i];
+        row[1] = frame.y[i];
+        memcpy(row + 2, frame.values + i * cells, cells * sizeof *row);
+        row += dims[0];
+    }
+    pOut->uniqueId = pInput->uniqueId;
+    pOut->timeStamp = pInput->timeStamp;
+    pOut->epicsTS = pInput->epicsTS;
+    epicsInt32 count = (epicsInt32)frame.count;
+    epicsInt32 dropped = (epicsInt32)frame.dropped;
+    pOut->pAttributeList->add("NumClusters", "clusters stored in this array",
+                              NDAttrInt32, &count);
+    pOut->pAttributeList->add("DroppedClusters",
+                              "clusters found beyond MaxClusters",
+                              NDAttrInt32, &dropped);
+    return pOut;
+}
+
+/* Spectrum, hit map and noise mean, at most once per SpectrumPeriod
+ * (port locked; takes the finder lock). */
+void NDPluginClusterCUDA::publishSlow(bool force)
+{
+    double period;
+    getDoubleParam(ClusterSpectrumPeriod, &period);
+    epicsTimeStamp now;
+    epicsTimeGetCurrent(&now);
+    if ((!force && epicsTimeDiffInSeconds(&now, &lastPublished_) < period) ||
+        spectrum_ == NULL || hitmap_ == NULL)
+        return;
+    lastPublished_ = now;
+    unpublished_ = false;
+    finderLock_.lock();
+    uint32_t bins = cc_spectrum_bins(spectrum_);
+    const uint64_t *counts = cc_spectrum_counts(spectrum_);
+    for (uint32_t i = 0; i < bins; i++)
+        spectrumCounts_[i] = (double)counts[i];
+    double noise = 0;
+    bool haveNoise = finder_ != NULL &&
+                     cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK;
+    for (int p = 0; haveNoise && p < rows_ * cols_; p++)
+        noise += rms_[p];
+    size_t dims[2] = {(size_t)cols_, (size_t)rows_};
+    NDArray *pHits = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
+    if (pHits != NULL)
+        memcpy(pHits->pData, cc_hitmap_counts(hitmap_),
+               (size_t)rows_ * cols_ * sizeof(uint32_t));
+    finderLock_.unlock();
+    if (haveNoise)
+        setDoubleParam(ClusterNoiseMean, noise / ((double)rows_ * cols_));
+    doCallbacksFloat64Array(spectrumCounts_, bins, ClusterSpectrum, 0);
+    doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
+    if (pHits != NULL) {
+        getTimeStamp(&pHits->epicsTS);
+        doCallbacksGenericPointer(pHits, NDArrayData, ADDR_HITMAP);
+        pHits->release();
+    }
+}
+
+/* Reset, save or load the pedestal (port locked). */
+void NDPluginClusterCUDA::pedestalCommand(int function)
+{
+    char path[512];
+    getStringParam(ClusterPedestalFile, sizeof path, path);
+    finderLock_.lock();
+    if (finder_ == NULL && function == ClusterLoadPedestal) {
+        pendingLoad_ = true;
+        setStatus("pedestal from %s will be loaded at the first frame", path);
+    } else if (finder_ == NULL) {
+        setStatus("no frame seen yet: the frame size, and so the pedestal, "
+                  "is not known");
+    } else if (function == ClusterResetPedestal) {
+        cc_finder_reset(finder_);
+        snprintf(trainingNote_, sizeof trainingNote_, " (reset by the user)");
+        setStatus("pedestal reset: training on the next dark frames");
+    } else {
+        int rc = function == ClusterSavePedestal
+                     ? cc_finder_save_pedestal(finder_, path)
+                     : cc_finder_load_pedestal(finder_, path);
+        if (rc != CC_OK)
+            setStatus("%s", cc_finder_last_error(finder_));
+        else
+            setStatus("pedestal %s %s",
+                      function == ClusterSavePedestal ? "saved to"
+                                                      : "loaded from",
+                      path);
+    }
+    cc_finder_stats stats;
+    if (finder_ != NULL && cc_finder_get_stats(finder_, &stats) == CC_OK) {
+        setIntegerParam(ClusterPedestalState, stats.state);
+        setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
+    }
+    finderLock_.unlock();
+}
+
+asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
+                                           epicsInt32 value)
+{
+    int function = pasynUser->reason;
+    if (function < FIRST_CLUSTER_PARAM)
+        return NDPluginDriver::writeInt32(pasynUser, value);
+    if (function == ClusterResetPedestal || function == ClusterSavePedestal ||
+        function == ClusterLoadPedestal) {
+        if (value != 0)
+            pedestalCommand(function);
+        value = 0; /* a command, not a state */
+    } else if (function == ClusterSpectrumReset ||
+               function == ClusterHitMapReset) {
+        finderLock_.lock();
+        if (function == ClusterSpectrumReset && spectrum_ != NULL)
+            cc_spectrum_reset(spectrum_);
+        if (function == ClusterHitMapReset && hitmap_ != NULL)
+            cc_hitmap_reset(hitmap_);
+        finderLock_.unlock();
+        value = 0;
+    } else if (function == ClusterSpectrumEnergy ||
+               function == ClusterSpectrumBins) {
+        spectrumChanged_ = true;
+    } else {
+        /* A finder setting: check it against the rest before taking it. */
+        int held;
+        getIntegerParam(function, &held);
+        setIntegerParam(function, value);
+        cc_config config = wantedConfig(rows_ > 0 ? rows_ : 400,
+                                        cols_ > 0 ? cols_ : 400);
+        char message[CC_MESSAGE_SIZE];
+        if (cc_config_check(&config, message) != CC_OK ||
+            (function == ClusterMaxClusters && value < 1)) {
+            setIntegerParam(function, held);
+            if (function == ClusterMaxClusters && value < 1)
+                snprintf(message, sizeof message,
+                         "MaxClusters must be at least 1: it sizes the output");
+            setStatus("%s", message);
+            callParamCallbacks();
+            epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
+                          "%s: %s", driverName, message);
+            return asynError;
+        }
+        settingsChanged_ = true;
+    }
+    asynStatus status = setIntegerParam(function, value);
+    callParamCallbacks();
+    return status;
+}
+
+asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
+                                             epicsFloat64 value)
+{
+    int function = pasynUser->reason;
+    if (function < FIRST_CLUSTER_PARAM)
+        return NDPluginDriver::writeFloat64(pasynUser, value);
+    if (function == ClusterNSigma && !(value > 0)) {
+        setStatus("NSigma %g must be above 0", value);
+        callParamCallbacks();
+        epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
+                      "%s: NSigma must be above 0", driverName);
+        return asynError;
+    }
+    if (function == ClusterNSigma)
+        settingsChanged_ = true;
+    if (function == ClusterSpectrumMin || function == ClusterSpectrumMax)
+        spectrumChanged_ = true;
+    asynStatus status = setDoubleParam(function, value);
+    callParamCallbacks();
+    return status;
+}
+
+extern "C" int NDClusterCUDAConfigure(const char *portName, int queueSize,
+                                      int blockingCallbacks,
+                                      const char *NDArrayPort,
+                                      int NDArrayAddr, int maxBuffers,
+                                      size_t maxMemory, int priority,
+                                      int stackSize, int maxThreads)
+{
+    if (maxThreads > 1)
+        printf("%s: %s: maxThreads %d ignored: the pedestal is one ordered "
+               "sequence, so the plugin runs one thread\n",
+               driverName, portName, maxThreads);
+    NDPluginClusterCUDA *pPlugin = new NDPluginClusterCUDA(
+        portName, queueSize, blockingCallbacks, NDArrayPort, NDArrayAddr,
+        maxBuffers, maxMemory, priority, stackSize);
+    return pPlugin->start();
+}
+
+static const iocshArg initArg0 = {"portName", iocshArgString};
+static const iocshArg initArg1 = {"frame queue size", iocshArgInt};
+static const iocshArg initArg2 = {"blocking callbacks", iocshArgInt};
+static const iocshArg initArg3 = {"NDArrayPort", iocshArgString};
+static const iocshArg initArg4 = {"NDArrayAddr", iocshArgInt};
+static const iocshArg initArg5 = {"maxBuffers", iocshArgInt};
+static const iocshArg initArg6 = {"maxMemory", iocshArgInt};
+static const iocshArg initArg7 = {"priority", iocshArgInt};
+static const iocshArg initArg8 = {"stackSize", iocshArgInt};
+static const iocshArg initArg9 = {"maxThreads", iocshArgInt};
+static const iocshArg *const initArgs[] = {&initArg0, &initArg1, &initArg2,
+                                           &initArg3, &initArg4, &initArg5,
+                                           &initArg6, &initArg7, &initArg8,
+                                           &initArg9};
+static const iocshFuncDef initFuncDef = {
+    "NDClusterCUDAConfigure", 10, initArgs,
+#ifdef IOCSHFUNCDEF_HAS_USAGE
+    "Creates an NDPluginClusterCUDA plugin: photon clusters from MÖNCH "
+    "frames on address 0, the hit map on address 1. It runs one thread.\n"
+#endif
+};
+static void initCallFunc(const iocshArgBuf *args)
+{
+    NDClusterCUDAConfigure(args[0].sval, args[1].ival, args[2].ival,
+                           args[3].sval, args[4].ival, args[5].ival,
+                           (size_t)args[6].ival, args[7].ival, args[8].ival,
+                           args[9].ival);
+}
+
+extern "C" void NDClusterCUDARegister(void)
+{
+    iocshRegister(&initFuncDef, initCallFunc);
+}
+
+extern "C" {
+epicsExportRegistrar(NDClusterCUDARegister);
+}

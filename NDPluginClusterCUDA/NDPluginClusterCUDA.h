@@ -1,0 +1,139 @@
+/*
+ * NDPluginClusterCUDA.h: an areaDetector plugin over libclustercore. It
+ * translates PVs and NDArrays into core calls and back; the finder's
+ * logic lives in the core.
+ *
+ * Address 0 publishes each frame's clusters as an NDInt32 array
+ * [2 + Nx*Ny, MaxClusters] (x, y, values; zero padded) with the input's
+ * uniqueId and timestamps; address 1 publishes the hit map as an NDUInt32
+ * image at the spectrum's rate.
+ *
+ * The plugin runs one processing thread whatever maxThreads asks: the
+ * pedestal is one ordered sequence, frame k after frame k-1.
+ */
+#ifndef NDPLUGINCLUSTERCUDA_H
+#define NDPLUGINCLUSTERCUDA_H
+
+#include <epicsMutex.h>
+#include <epicsTime.h>
+
+#include "NDPluginDriver.h"
+#include "clustercore.h"
+
+/* Settings (r/w unless marked) */
+#define ClusterNSigmaString "CLUSTER_NSIGMA"                 /* asynFloat64 */
+#define ClusterNumStreamsString "CLUSTER_NUM_STREAMS"        /* asynInt32: CUDA streams 1..8 */
+#define ClusterMaxClustersString "CLUSTER_MAX_CLUSTERS"      /* asynInt32: cap, rows of the output */
+#define ClusterSizeXString "CLUSTER_SIZE_X"                  /* asynInt32: odd, 3..9 */
+#define ClusterSizeYString "CLUSTER_SIZE_Y"                  /* asynInt32: odd, 3..9 */
+#define ClusterPedestalFramesString "CLUSTER_PEDESTAL_FRAMES" /* asynInt32: dark frames to train */
+#define ClusterResetPedestalString "CLUSTER_RESET_PEDESTAL"  /* asynInt32: write 1 to train again */
+#define ClusterPedestalStateString "CLUSTER_PEDESTAL_STATE"  /* asynInt32 r/o: 0 Training, 1 Ready */
+#define ClusterPedestalCountString "CLUSTER_PEDESTAL_COUNT"  /* asynInt32 r/o: dark frames trained */
+#define ClusterSavePedestalString "CLUSTER_SAVE_PEDESTAL"    /* asynInt32: write 1 to save */
+#define ClusterLoadPedestalString "CLUSTER_LOAD_PEDESTAL"    /* asynInt32: write 1 to load */
+#define ClusterPedestalFileString "CLUSTER_PEDESTAL_FILE"    /* asynOctet: path */
+#define ClusterBackendString "CLUSTER_BACKEND"               /* asynInt32: 0 Auto, 1 CUDA, 2 CPU */
+#define ClusterBackendInUseString "CLUSTER_BACKEND_IN_USE"   /* asynOctet r/o: what runs, and why */
+#define ClusterPrecisionString "CLUSTER_PRECISION"           /* asynInt32: 0 float, 1 double */
+#define ClusterAdcMaskString "CLUSTER_ADC_MASK"              /* asynInt32 */
+#define ClusterNumClustersString "CLUSTER_NUM_CLUSTERS"      /* asynInt32 r/o: found in the last frame */
+#define ClusterTotalClustersString "CLUSTER_TOTAL_CLUSTERS"  /* asynFloat64 r/o: since reset */
+#define ClusterDroppedClustersString "CLUSTER_DROPPED_CLUSTERS" /* asynFloat64 r/o: beyond the cap */
+#define ClusterNoiseMeanString "CLUSTER_NOISE_MEAN"          /* asynFloat64 r/o: mean pedestal rms, ADU */
+#define ClusterBadArraysString "CLUSTER_BAD_ARRAYS"          /* asynInt32 r/o: arrays refused */
+#define ClusterStatusMessageString "CLUSTER_STATUS_MESSAGE"  /* asynOctet r/o */
+#define ClusterSpectrumEnergyString "CLUSTER_SPECTRUM_ENERGY" /* asynInt32: 0 Sum, 1 Sum2x2 */
+#define ClusterSpectrumBinsString "CLUSTER_SPECTRUM_BINS"    /* asynInt32 */
+#define ClusterSpectrumMinString "CLUSTER_SPECTRUM_MIN"      /* asynFloat64, ADU */
+#define ClusterSpectrumMaxString "CLUSTER_SPECTRUM_MAX"      /* asynFloat64, ADU */
+#define ClusterSpectrumPeriodString "CLUSTER_SPECTRUM_PERIOD" /* asynFloat64: s between publications */
+#define ClusterSpectrumString "CLUSTER_SPECTRUM"             /* asynFloat64Array r/o: counts */
+#define ClusterSpectrumXString "CLUSTER_SPECTRUM_X"          /* asynFloat64Array r/o: bin centres */
+#define ClusterSpectrumResetString "CLUSTER_SPECTRUM_RESET"  /* asynInt32: write 1 to clear */
+#define ClusterHitMapResetString "CLUSTER_HITMAP_RESET"      /* asynInt32: write 1 to clear */
+
+class NDPluginClusterCUDA : public NDPluginDriver {
+public:
+    NDPluginClusterCUDA(const char *portName, int queueSize,
+                        int blockingCallbacks, const char *NDArrayPort,
+                        int NDArrayAddr, int maxBuffers, size_t maxMemory,
+                        int priority, int stackSize);
+    ~NDPluginClusterCUDA();
+
+    void processCallbacks(NDArray *pArray);
+    /* The publisher thread's loop: spectrum, hit map and noise every
+     * SpectrumPeriod while anything changed, also after frames stop. */
+    void publisherTask();
+    asynStatus writeInt32(asynUser *pasynUser, epicsInt32 value);
+    asynStatus writeFloat64(asynUser *pasynUser, epicsFloat64 value);
+
+protected:
+    int ClusterNSigma;
+#define FIRST_CLUSTER_PARAM ClusterNSigma
+    int ClusterNumStreams;
+    int ClusterMaxClusters;
+    int ClusterSizeX;
+    int ClusterSizeY;
+    int ClusterPedestalFrames;
+    int ClusterResetPedestal;
+    int ClusterPedestalState;
+    int ClusterPedestalCount;
+    int ClusterSavePedestal;
+    int ClusterLoadPedestal;
+    int ClusterPedestalFile;
+    int ClusterBackend;
+    int ClusterBackendInUse;
+    int ClusterPrecision;
+    int ClusterAdcMask;
+    int ClusterNumClusters;
+    int ClusterTotalClusters;
+    int ClusterDroppedClusters;
+    int ClusterNoiseMean;
+    int ClusterBadArrays;
+    int ClusterStatusMessage;
+    int ClusterSpectrumEnergy;
+    int ClusterSpectrumBins;
+    int ClusterSpectrumMin;
+    int ClusterSpectrumMax;
+    int ClusterSpectrumPeriod;
+    int ClusterSpectrum;
+    int ClusterSpectrumX;
+    int ClusterSpectrumReset;
+    int ClusterHitMapReset;
+
+private:
+    cc_config wantedConfig(int rows, int cols);
+    int applyConfig(const cc_config &config, bool newFrameSize, char *message);
+    int prepareAccumulators(int rows, int cols, int energy, int bins,
+                            double min, double max, char *message);
+    void refuse(NDArray *pArray, const char *why);
+    void publishCounts();
+    void publishSlow(bool force);
+    NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
+                          int maxClusters);
+    void pedestalCommand(int function);
+    void setStatus(const char *format, ...);
+
+    /* Serialises the finder between the processing thread (which works on
+     * it with the port unlocked) and pedestal commands from clients. */
+    epicsMutex finderLock_;
+    cc_finder *finder_;
+    cc_clusters *clusters_;
+    cc_spectrum *spectrum_;
+    cc_hitmap *hitmap_;
+    int rows_, cols_;          /* frame size the finder has now */
+    bool settingsChanged_;     /* a setting changed since the last frame */
+    bool spectrumChanged_;     /* spectrum bins or range changed */
+    double totalClusters_, droppedClusters_;
+    double *spectrumCounts_, *spectrumCentres_;
+    double *rms_;              /* scratch for the pedestal's noise map */
+    int lastUniqueId_;         /* of the last array fed to the finder */
+    epicsTimeStamp lastTimeStamp_;
+    epicsTimeStamp lastPublished_;
+    bool unpublished_;         /* results changed since the last publication */
+    bool pendingLoad_;         /* LoadPedestal asked before the first frame */
+    char trainingNote_[CC_MESSAGE_SIZE]; /* why the pedestal trains again */
+};
+
+#endif

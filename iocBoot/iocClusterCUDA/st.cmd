@@ -1,0 +1,43 @@
+# st.cmd: the example IOC. A simulated MÖNCH frame source feeds
+# NDPluginClusterCUDA; NDFileHDF5 writes the clusters of every frame;
+# NDPluginStats watches the raw frames; NDStdArrays serves the hit map.
+# Start it with build/ioc/run-iocClusterCUDA (it runs in build/ioc, where
+# envPaths says where everything is). PREFIX (default CC:) names the PVs.
+
+< envPaths
+epicsEnvSet("PREFIX", "$(PREFIX=CC:)")
+epicsEnvSet("EPICS_DB_INCLUDE_PATH", "$(ADCORE)/db:$(CLUSTER_TOP)/db")
+# Frames are 400 x 400 uint16 (320 KB); the pools hold a few hundred.
+epicsEnvSet("EPICS_CA_MAX_ARRAY_BYTES", "10000000")
+
+dbLoadDatabase("$(CLUSTER_BUILD)/ioc/iocClusterCUDA.dbd")
+iocClusterCUDA_registerRecordDeviceDriver(pdbbase)
+
+# The frame source: simulated frames (or a raw run replayed).
+ADMoenchSimConfig("MOENCH", 400, 400, 0, 0, 0, 0)
+dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TIMEOUT=1")
+
+# The cluster finder: one thread (the pedestal is one ordered sequence).
+NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, 1)
+dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
+
+# The clusters of every frame to HDF5 (Stream mode), from address 0.
+NDFileHDF5Configure("HDF1", 2000, 0, "CLUSTER1", 0)
+dbLoadRecords("NDFileHDF5.template", "P=$(PREFIX),R=HDF1:,PORT=HDF1,ADDR=0,TIMEOUT=1,XMLSIZE=2048,NDARRAY_PORT=CLUSTER1")
+
+# Statistics of the raw frames.
+NDStatsConfigure("STATS1", 100, 0, "MOENCH", 0, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStats.template", "P=$(PREFIX),R=Stats1:,PORT=STATS1,ADDR=0,TIMEOUT=1,HIST_SIZE=256,XSIZE=400,YSIZE=400,NCHANS=256,NDARRAY_PORT=MOENCH")
+NDTimeSeriesConfigure("STATS1_TS", 100, 0, "STATS1", 1, 23)
+dbLoadRecords("NDTimeSeries.template", "P=$(PREFIX),R=Stats1:TS:,PORT=STATS1_TS,ADDR=0,TIMEOUT=1,NDARRAY_PORT=STATS1,NDARRAY_ADDR=1,NCHANS=256,ENABLED=1")
+
+# Processing of the raw frames (the tests use it to offer the finder a
+# wrong data type).
+NDProcessConfigure("PROC1", 100, 0, "MOENCH", 0, 0, 0, 0, 0, 1)
+dbLoadRecords("NDProcess.template", "P=$(PREFIX),R=Proc1:,PORT=PROC1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
+
+# The hit map (address 1 of the finder) for viewers.
+NDStdArraysConfigure("IMAGE1", 3, 0, "CLUSTER1", 1, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=image1:,PORT=IMAGE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=1,TYPE=Int32,FTVL=LONG,NELEMENTS=160000")
+
+iocInit()

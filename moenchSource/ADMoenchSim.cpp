@@ -1,0 +1,664 @@
+/*
+ * ADMoenchSim.cpp: streams simulated or replayed MÖNCH frames as NDArrays.
+ *
+ * One acquisition thread owns the core's simulator or raw reader. It makes
+ * frames in batches with the driver lock released, so that Acquire=0 and
+ * other writes are served while pixels are made, and takes the lock only
+ * to update parameters and call the plugins, as ADCore drivers do.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <new>
+
+#include <epicsEvent.h>
+#include <epicsString.h>
+#include <epicsThread.h>
+#include <epicsTime.h>
+#include <iocsh.h>
+
+#include "ADMoenchSim.h"
+
+#include <epicsExport.h>
+
+static const char *driverName = "ADMoenchSim";
+
+/* Frames made per call into the core: large enough for the simulator's
+ * threads to share out, small enough that a slow rate does not make many
+ * frames that a stop would throw away. */
+static const size_t batchFrames = 16;
+
+/* Notices of one raw read that are printed; the rest are only counted by
+ * the reader's statistics. */
+static const int rawNoticesPrinted = 8;
+
+static void acquisitionTaskC(void *drvPvt)
+{
+    ADMoenchSim *pDriver = static_cast<ADMoenchSim *>(drvPvt);
+    pDriver->acquisitionTask();
+}
+
+static int clampInt(int value, int low, int high)
+{
+    return value < low ? low : (value > high ? high : value);
+}
+
+/** Constructor for ADMoenchSim; most parameters are passed to ADDriver::ADDriver.
+  * \param[in] portName The name of the asyn port driver to be created.
+  * \param[in] maxSizeX Columns of the sensor, 1..400 (0 or less gives 400).
+  * \param[in] maxSizeY Rows of the sensor, 1..400 (0 or less gives 400).
+  * \param[in] maxBuffers Passed to ADDriver (no longer used by ADCore).
+  * \param[in] maxMemory The most memory the NDArrayPool may allocate; 0 = unlimited.
+  * \param[in] priority The thread priority for the asyn port driver thread.
+  * \param[in] stackSize The stack size for the asyn port driver thread. */
+ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
+                         int maxBuffers, size_t maxMemory, int priority, int stackSize)
+    : ADDriver(portName, 1, 0, maxBuffers, maxMemory,
+               asynInt32Mask | asynFloat64Mask | asynOctetMask | asynInt32ArrayMask |
+                   asynGenericPointerMask | asynDrvUserMask,
+               asynInt32Mask | asynFloat64Mask | asynOctetMask | asynInt32ArrayMask |
+                   asynGenericPointerMask,
+               ASYN_CANBLOCK, 1, /* ASYN_CANBLOCK=1, ASYN_MULTIDEVICE=0, autoConnect=1 */
+               priority, stackSize),
+      startEvent_(NULL), stopEvent_(NULL), simulator_(NULL), rawReader_(NULL),
+      rows_(0), cols_(0), batchCount_(0), batchNext_(0), nextSimFrame_(0),
+      droppedFrames_(0)
+{
+    const char *functionName = "ADMoenchSim";
+    char versionString[32];
+
+    startEvent_ = epicsEventCreate(epicsEventEmpty);
+    stopEvent_ = epicsEventCreate(epicsEventEmpty);
+    if (!startEvent_ || !stopEvent_) {
+        printf("%s:%s: epicsEventCreate failure\n", driverName, functionName);
+        return;
+    }
+
+    createParam(MoenchFluxString,        asynParamFloat64, &MoenchFlux);
+    createParam(MoenchSeedString,        asynParamInt32,   &MoenchSeed);
+    createParam(MoenchDarkFramesString,  asynParamInt32,   &MoenchDarkFrames);
+    createParam(MoenchSourceString,      asynParamInt32,   &MoenchSource);
+    createParam(MoenchRawFileString,     asynParamOctet,   &MoenchRawFile);
+    createParam(MoenchFrameNumberString, asynParamInt32,   &MoenchFrameNumber);
+
+    if (maxSizeX <= 0) maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
+    if (maxSizeY <= 0) maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
+    if (maxSizeX > ADMOENCHSIM_SENSOR_SIZE || maxSizeY > ADMOENCHSIM_SENSOR_SIZE) {
+        printf("%s:%s: the sensor is %d x %d pixels; maxSize limited to it\n",
+               driverName, functionName, ADMOENCHSIM_SENSOR_SIZE, ADMOENCHSIM_SENSOR_SIZE);
+        maxSizeX = clampInt(maxSizeX, 1, ADMOENCHSIM_SENSOR_SIZE);
+        maxSizeY = clampInt(maxSizeY, 1, ADMOENCHSIM_SENSOR_SIZE);
+    }
+
+    epicsSnprintf(versionString, sizeof(versionString), "%d.%d.%d",
+                  ADMOENCHSIM_VERSION, ADMOENCHSIM_REVISION, ADMOENCHSIM_MODIFICATION);
+    setStringParam(NDDriverVersion, versionString);
+    setStringParam(ADManufacturer, "PSI (simulated)");
+    setStringParam(ADModel, "MOENCH simulator");
+    setStringParam(ADSDKVersion, cc_version());
+    setStringParam(ADSerialNumber, "No serial number");
+    setStringParam(ADFirmwareVersion, "No firmware");
+
+    setIntegerParam(ADMaxSizeX, maxSizeX);
+    setIntegerParam(ADMaxSizeY, maxSizeY);
+    setIntegerParam(ADMinX, 0);
+    setIntegerParam(ADMinY, 0);
+    setIntegerParam(ADBinX, 1);
+    setIntegerParam(ADBinY, 1);
+    setIntegerParam(ADSizeX, maxSizeX);
+    setIntegerParam(ADSizeY, maxSizeY);
+    setIntegerParam(NDArraySizeX, maxSizeX);
+    setIntegerParam(NDArraySizeY, maxSizeY);
+    setIntegerParam(NDArraySize, 0);
+    setIntegerParam(NDDataType, NDUInt16);
+    setIntegerParam(NDColorMode, NDColorModeMono);
+    setIntegerParam(ADImageMode, ADImageContinuous);
+    setIntegerParam(ADNumImages, 100);
+    setDoubleParam(ADAcquireTime, 0.0);
+    setDoubleParam(ADAcquirePeriod, 0.0);
+    setIntegerParam(ADStatus, ADStatusIdle);
+    setStringParam(ADStatusMessage, "Idle");
+
+    /* Defaults of the core's simulator (cc_simulator_config_init). */
+    setDoubleParam(MoenchFlux, 2330.0);
+    setIntegerParam(MoenchSeed, 1);
+    setIntegerParam(MoenchDarkFrames, 0);
+    setIntegerParam(MoenchSource, ADMoenchSourceSimulated);
+    setStringParam(MoenchRawFile, "");
+    setIntegerParam(MoenchFrameNumber, 0);
+
+    /* Low priority: the simulator's worker threads inherit it and keep every
+     * CPU busy when AcquirePeriod is 0, which at the usual Medium priority
+     * (SCHED_FIFO when the IOC may use it) would starve the CA server and
+     * the plugins that consume the frames. */
+    if (epicsThreadCreate("ADMoenchSimTask", epicsThreadPriorityLow,
+                          epicsThreadGetStackSize(epicsThreadStackMedium),
+                          acquisitionTaskC, this) == NULL) {
+        printf("%s:%s: epicsThreadCreate failure for the acquisition thread\n",
+               driverName, functionName);
+        setIntegerParam(ADStatus, ADStatusError);
+        setStringParam(ADStatusMessage, "Could not start the acquisition thread");
+    }
+}
+
+/** Waits for Acquire=1 and runs one acquisition each time; never returns. */
+void ADMoenchSim::acquisitionTask()
+{
+    lock();
+    for (;;) {
+        unlock();
+        epicsEventMustWait(startEvent_);
+        lock();
+        /* A stop can beat the thread to the start: then there is nothing to do. */
+        int acquire;
+        getIntegerParam(ADAcquire, &acquire);
+        if (!acquire) continue;
+        /* A stop signalled before this start belongs to an earlier acquisition. */
+        epicsEventTryWait(stopEvent_);
+        runAcquisition();
+    }
+}
+
+/** Reads the acquisition's settings, clamping the frame size; called with the lock held. */
+void ADMoenchSim::readSettings(Settings *settings)
+{
+    int sizeX, sizeY, maxSizeX, maxSizeY, seed, darkFrames;
+    char rawPath[4096];
+
+    getIntegerParam(ADImageMode, &settings->imageMode);
+    getIntegerParam(ADNumImages, &settings->numImages);
+    if (settings->numImages < 1) settings->numImages = 1;
+    getIntegerParam(MoenchSource, &settings->source);
+    getIntegerParam(ADSizeX, &sizeX);
+    getIntegerParam(ADSizeY, &sizeY);
+    getIntegerParam(ADMaxSizeX, &maxSizeX);
+    getIntegerParam(ADMaxSizeY, &maxSizeY);
+    sizeX = clampInt(sizeX, 1, maxSizeX);
+    sizeY = clampInt(sizeY, 1, maxSizeY);
+    setIntegerParam(ADSizeX, sizeX);
+    setIntegerParam(ADSizeY, sizeY);
+    settings->cols = (uint32_t)sizeX;
+    settings->rows = (uint32_t)sizeY;
+    getIntegerParam(MoenchSeed, &seed);
+    settings->seed = (uint32_t)seed;
+    getDoubleParam(MoenchFlux, &settings->flux);
+    getIntegerParam(MoenchDarkFrames, &darkFrames);
+    settings->darkFrames = darkFrames > 0 ? (uint64_t)darkFrames : 0;
+    getStringParam(MoenchRawFile, (int)sizeof(rawPath), rawPath);
+    settings->rawPath = rawPath;
+}
+
+/** True when Acquire=0 was written since the last check; called with the lock held. */
+bool ADMoenchSim::stopRequested()
+{
+    if (epicsEventTryWait(stopEvent_) == epicsEventOK) return true;
+    int acquire;
+    getIntegerParam(ADAcquire, &acquire);
+    return acquire == 0;
+}
+
+/** Waits until the next frame is due, AcquirePeriod after the previous one;
+  * returns false if acquisition was stopped meanwhile. Frames are due on a
+  * fixed schedule, so the time spent making a batch does not lower the
+  * rate; a source too slow for the period restarts the schedule rather
+  * than sending a burst. Called with the lock held. */
+bool ADMoenchSim::waitForNextFrame(epicsTimeStamp *due)
+{
+    double period;
+    getDoubleParam(ADAcquirePeriod, &period);
+    epicsTimeStamp now;
+    epicsTimeGetCurrent(&now);
+    if (period <= 0.0) {
+        *due = now;
+        return true;
+    }
+    epicsTimeAddSeconds(due, period);
+    double delay = epicsTimeDiffInSeconds(due, &now);
+    if (delay < -period) {
+        *due = now;
+        return true;
+    }
+    if (delay <= 0.0) return true;
+
+    setIntegerParam(ADStatus, ADStatusWaiting);
+    callParamCallbacks();
+    unlock();
+    epicsEventStatus status = epicsEventWaitWithTimeout(stopEvent_, delay);
+    lock();
+    if (status == epicsEventOK) return false;
+    setIntegerParam(ADStatus, ADStatusAcquire);
+    return true;
+}
+
+/** Ends the acquisition with an error; called with the lock held. */
+void ADMoenchSim::finishWithError(const char *message)
+{
+    asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
+              driverName, "finishWithError", message);
+    setIntegerParam(ADStatus, ADStatusError);
+    setStringParam(ADStatusMessage, message);
+    setIntegerParam(ADAcquire, 0);
+    callParamCallbacks();
+}
+
+/** Creates the simulator or opens the raw run and sizes the batch buffer.
+  * Called without the lock. */
+int ADMoenchSim::openSource(const Settings &settings, char *message)
+{
+    int rc;
+    if (settings.source == ADMoenchSourceRawFile) {
+        if (settings.rawPath.empty()) {
+            epicsSnprintf(message, CC_MESSAGE_SIZE,
+                          "no raw file to replay: set MoenchRawFile to a master JSON file");
+            return CC_EINVAL;
+        }
+        rc = cc_raw_reader_open(&rawReader_, settings.rawPath.c_str(), message);
+        if (rc != CC_OK) return rc;
+        cc_raw_info info;
+        rc = cc_raw_reader_info(rawReader_, &info);
+        if (rc != CC_OK) {
+            epicsSnprintf(message, CC_MESSAGE_SIZE, "%s: %s",
+                          settings.rawPath.c_str(), cc_strerror(rc));
+            return rc;
+        }
+        rows_ = info.rows;
+        cols_ = info.cols;
+    } else {
+        cc_simulator_config config;
+        cc_simulator_config_init(&config);
+        config.rows = settings.rows;
+        config.cols = settings.cols;
+        config.seed = settings.seed;
+        config.flux = settings.flux;
+        config.threads = 0; /* frames are independent: one thread per CPU */
+        rc = cc_simulator_new(&simulator_, &config, message);
+        if (rc != CC_OK) return rc;
+        rows_ = settings.rows;
+        cols_ = settings.cols;
+        nextSimFrame_ = 0;
+    }
+    try {
+        batch_.resize(batchFrames * rows_ * cols_);
+        batchNumbers_.resize(batchFrames);
+    } catch (const std::bad_alloc &) {
+        epicsSnprintf(message, CC_MESSAGE_SIZE,
+                      "no memory for a batch of %u frames of %u x %u pixels",
+                      (unsigned)batchFrames, (unsigned)cols_, (unsigned)rows_);
+        return CC_ENOMEM;
+    }
+    batchCount_ = 0;
+    batchNext_ = 0;
+    return CC_OK;
+}
+
+/** Frees the simulator or raw reader; the batch buffer is kept for the next acquisition. */
+void ADMoenchSim::closeSource()
+{
+    cc_simulator_destroy(simulator_);
+    simulator_ = NULL;
+    cc_raw_reader_close(rawReader_);
+    rawReader_ = NULL;
+    batchCount_ = 0;
+    batchNext_ = 0;
+}
+
+/** Starts the raw run again from its first frame, for Continuous replay. */
+int ADMoenchSim::reopenRawRun(const Settings &settings, char *message)
+{
+    cc_raw_reader_close(rawReader_);
+    rawReader_ = NULL;
+    int rc = cc_raw_reader_open(&rawReader_, settings.rawPath.c_str(), message);
+    if (rc != CC_OK) return rc;
+    cc_raw_info info;
+    rc = cc_raw_reader_info(rawReader_, &info);
+    if (rc == CC_OK && (info.rows != rows_ || info.cols != cols_)) {
+        epicsSnprintf(message, CC_MESSAGE_SIZE,
+                      "%s changed to %u x %u pixels while being replayed",
+                      settings.rawPath.c_str(), (unsigned)info.cols, (unsigned)info.rows);
+        return CC_EFORMAT;
+    }
+    return rc;
+}
+
+/** Prints the raw reader's notices (skipped frames, missing files) and
+  * keeps the latest for ADStatusMessage. Called without the lock. */
+void ADMoenchSim::reportRawNotices()
+{
+    const char *notice;
+    int printed = 0;
+    while ((notice = cc_raw_reader_notice(rawReader_)) != NULL) {
+        if (printed++ < rawNoticesPrinted)
+            asynPrint(pasynUserSelf, ASYN_TRACE_WARNING, "%s: %s\n", driverName, notice);
+        rawNotice_ = notice;
+    }
+}
+
+/** Makes the next batch of at most framesWanted frames into batch_.
+  * Sets *endOfRun when a replayed run that does not loop has no more
+  * frames. Called without the lock. */
+int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
+                              bool *endOfRun, char *message)
+{
+    size_t n = framesWanted < batchFrames ? (size_t)framesWanted : batchFrames;
+    int rc;
+    *endOfRun = false;
+    batchCount_ = 0;
+    batchNext_ = 0;
+
+    if (settings.source == ADMoenchSourceRawFile) {
+        size_t nRead = 0;
+        rc = cc_raw_reader_read(rawReader_, &batch_[0], &batchNumbers_[0], n, &nRead, message);
+        reportRawNotices();
+        if (rc == CC_OK && nRead == 0 && settings.imageMode == ADImageContinuous) {
+            rc = reopenRawRun(settings, message);
+            if (rc == CC_OK)
+                rc = cc_raw_reader_read(rawReader_, &batch_[0], &batchNumbers_[0], n, &nRead, message);
+            reportRawNotices();
+            if (rc == CC_OK && nRead == 0) {
+                epicsSnprintf(message, CC_MESSAGE_SIZE, "%s holds no complete frames",
+                              settings.rawPath.c_str());
+                rc = CC_EFORMAT;
+            }
+        }
+        if (rc != CC_OK) return rc;
+        *endOfRun = nRead == 0;
+        batchCount_ = nRead;
+        return CC_OK;
+    }
+
+    /* A batch is all dark or all with photons: the two are made by different calls. */
+    bool dark = nextSimFrame_ < settings.darkFrames;
+    if (dark && settings.darkFrames - nextSimFrame_ < n)
+        n = (size_t)(settings.darkFrames - nextSimFrame_);
+    rc = dark ? cc_simulator_dark_frames(simulator_, nextSimFrame_, n, &batch_[0])
+              : cc_simulator_frames(simulator_, nextSimFrame_, n, &batch_[0], NULL);
+    if (rc != CC_OK) {
+        epicsSnprintf(message, CC_MESSAGE_SIZE, "simulator failed at frame %llu: %s",
+                      (unsigned long long)nextSimFrame_, cc_strerror(rc));
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        batchNumbers_[i] = nextSimFrame_ + i;
+    nextSimFrame_ += n;
+    batchCount_ = n;
+    return CC_OK;
+}
+
+/** Runs one acquisition from start to completion, stop or error; called
+  * with the lock held, which it releases while frames are made and while
+  * it waits out the period. */
+void ADMoenchSim::runAcquisition()
+{
+    enum { Completed, Stopped, Failed } outcome = Completed;
+    Settings settings;
+    char message[CC_MESSAGE_SIZE] = "";
+    char endMessage[CC_MESSAGE_SIZE + 64];
+
+    readSettings(&settings);
+    setIntegerParam(ADNumImagesCounter, 0);
+    setIntegerParam(ADStatus, ADStatusAcquire);
+    setStringParam(ADStatusMessage, "Acquiring data");
+    callParamCallbacks();
+
+    unlock();
+    int rc = openSource(settings, message);
+    lock();
+    if (rc != CC_OK) {
+        unlock();
+        closeSource();
+        lock();
+        finishWithError(message);
+        return;
+    }
+
+    /* The frame shape is fixed for the acquisition: publish it once, also
+     * through ARRAY_DIMENSIONS, which ArraySize0/1_RBV are read from. */
+    epicsInt32 dimensions[2] = {(epicsInt32)cols_, (epicsInt32)rows_};
+    setIntegerParam(NDNDimensions, 2);
+    setIntegerParam(NDArraySizeX, dimensions[0]);
+    setIntegerParam(NDArraySizeY, dimensions[1]);
+    setIntegerParam(NDArraySize, (int)((size_t)rows_ * cols_ * sizeof(uint16_t)));
+    doCallbacksInt32Array(dimensions, 2, NDDimensions, 0);
+    callParamCallbacks();
+
+    const bool continuous = settings.imageMode == ADImageContinuous;
+    const uint64_t framesToTake =
+        settings.imageMode == ADImageSingle ? 1 : (uint64_t)settings.numImages;
+    const size_t framePixels = (size_t)rows_ * cols_;
+    const bool simulated = settings.source != ADMoenchSourceRawFile;
+    uint64_t framesTaken = 0;
+    epicsTimeStamp due;
+    epicsTimeGetCurrent(&due);
+    epicsSnprintf(endMessage, sizeof(endMessage), "Acquisition complete");
+
+    for (;;) {
+        if (stopRequested()) {
+            outcome = Stopped;
+            break;
+        }
+
+        /* Make and copy the frame without the lock: this is the slow part. */
+        unlock();
+        bool endOfRun = false;
+        rc = CC_OK;
+        if (batchNext_ == batchCount_)
+            rc = produceBatch(settings, continuous ? UINT64_MAX : framesToTake - framesTaken,
+                              &endOfRun, message);
+        NDArray *pArray = NULL;
+        if (rc == CC_OK && !endOfRun) {
+            size_t dims[2] = {cols_, rows_};
+            pArray = this->pNDArrayPool->alloc(2, dims, NDUInt16, 0, NULL);
+            if (pArray)
+                memcpy(pArray->pData, &batch_[batchNext_ * framePixels],
+                       framePixels * sizeof(uint16_t));
+        }
+        lock();
+
+        if (rc != CC_OK) {
+            outcome = Failed;
+            break;
+        }
+        if (endOfRun) {
+            epicsSnprintf(endMessage, sizeof(endMessage),
+                          "Replay complete: end of the run after %llu frames",
+                          (unsigned long long)framesTaken);
+            break;
+        }
+        if (!rawNotice_.empty()) {
+            setStringParam(ADStatusMessage, rawNotice_.c_str());
+            rawNotice_.clear();
+        }
+
+        uint64_t frameNumber = batchNumbers_[batchNext_++];
+        framesTaken++;
+        int numImagesCounter, arrayCounter, arrayCallbacks;
+        getIntegerParam(ADNumImagesCounter, &numImagesCounter);
+        setIntegerParam(ADNumImagesCounter, numImagesCounter + 1);
+        setIntegerParam(MoenchFrameNumber,
+                        frameNumber > 0x7fffffffu ? 0x7fffffff : (int)frameNumber);
+
+        if (pArray) {
+            getIntegerParam(NDArrayCounter, &arrayCounter);
+            arrayCounter++;
+            setIntegerParam(NDArrayCounter, arrayCounter);
+            pArray->uniqueId = arrayCounter;
+            updateTimeStamps(pArray);
+            this->getAttributes(pArray->pAttributeList);
+            /* Let plugins tell the dark frames and the detector's frame number. */
+            epicsUInt64 frameNumberAttr = frameNumber;
+            epicsInt32 darkAttr = (simulated && frameNumber < settings.darkFrames) ? 1 : 0;
+            pArray->pAttributeList->add("MoenchFrameNumber", "Frame number of the detector or simulator",
+                                        NDAttrUInt64, &frameNumberAttr);
+            pArray->pAttributeList->add("MoenchDarkFrame", "1 for a simulated dark frame (no photons)",
+                                        NDAttrInt32, &darkAttr);
+            getIntegerParam(NDArrayCallbacks, &arrayCallbacks);
+            if (arrayCallbacks) {
+                asynPrint(pasynUserSelf, ASYN_TRACE_FLOW,
+                          "%s:%s: calling NDArray callback\n", driverName, "runAcquisition");
+                doCallbacksGenericPointer(pArray, NDArrayData, 0);
+            }
+            pArray->release();
+        } else {
+            /* The pool is full, typically because plugins fall behind: the
+             * frame is lost but the acquisition goes on. */
+            droppedFrames_++;
+            char dropMessage[96];
+            epicsSnprintf(dropMessage, sizeof(dropMessage),
+                          "NDArray pool exhausted: %lu frames dropped", droppedFrames_);
+            setStringParam(ADStatusMessage, dropMessage);
+            if (droppedFrames_ == 1 || droppedFrames_ % 1000 == 0)
+                asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
+                          driverName, "runAcquisition", dropMessage);
+        }
+        callParamCallbacks();
+
+        if (!continuous && framesTaken >= framesToTake) break;
+        if (!waitForNextFrame(&due)) {
+            outcome = Stopped;
+            break;
+        }
+    }
+
+    unlock();
+    closeSource();
+    lock();
+
+    if (outcome == Failed) {
+        finishWithError(message);
+    } else if (outcome == Stopped) {
+        /* Acquire is already 0, or 1 again for a new acquisition that is
+         * signalled: leave it to writeInt32. */
+        setIntegerParam(ADStatus, continuous ? ADStatusIdle : ADStatusAborted);
+        setStringParam(ADStatusMessage, "Acquisition stopped");
+        callParamCallbacks();
+    } else {
+        setIntegerParam(ADStatus, ADStatusIdle);
+        setStringParam(ADStatusMessage, endMessage);
+        setIntegerParam(ADAcquire, 0);
+        callParamCallbacks();
+    }
+}
+
+/** Called when asyn clients call pasynInt32->write().
+  * Starts and stops acquisition, keeps the data type UInt16 and the colour
+  * mode mono, and clamps the frame size and the extra parameters.
+  * \param[in] pasynUser pasynUser structure that encodes the reason and address.
+  * \param[in] value Value to write. */
+asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
+{
+    int function = pasynUser->reason;
+    asynStatus status = asynSuccess;
+    const char *functionName = "writeInt32";
+
+    if (function == ADAcquire) {
+        int acquiring;
+        getIntegerParam(ADAcquire, &acquiring);
+        status = ADDriver::writeInt32(pasynUser, value);
+        if (value && !acquiring) {
+            setIntegerParam(ADStatus, ADStatusAcquire);
+            setStringParam(ADStatusMessage, "Acquiring data");
+            epicsEventSignal(startEvent_);
+        } else if (!value && acquiring) {
+            epicsEventSignal(stopEvent_);
+        }
+    } else if (function == NDDataType || function == NDColorMode) {
+        int fixed = function == NDDataType ? (int)NDUInt16 : (int)NDColorModeMono;
+        setIntegerParam(function, fixed);
+        if (value != fixed) {
+            epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
+                          "%s: MOENCH frames are %s only", driverName,
+                          function == NDDataType ? "UInt16" : "Mono");
+            status = asynError;
+        }
+    } else if (function == ADSizeX || function == ADSizeY) {
+        int maxSize;
+        getIntegerParam(function == ADSizeX ? ADMaxSizeX : ADMaxSizeY, &maxSize);
+        status = ADDriver::writeInt32(pasynUser, clampInt(value, 1, maxSize));
+    } else if (function == MoenchDarkFrames) {
+        setIntegerParam(function, value < 0 ? 0 : value);
+    } else if (function == MoenchSource) {
+        if (value == ADMoenchSourceSimulated || value == ADMoenchSourceRawFile) {
+            setIntegerParam(function, value);
+        } else {
+            epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
+                          "%s: unknown MoenchSource %d", driverName, value);
+            status = asynError;
+        }
+    } else if (function < FIRST_MOENCH_PARAM) {
+        status = ADDriver::writeInt32(pasynUser, value);
+    } else {
+        setIntegerParam(function, value);
+    }
+
+    callParamCallbacks();
+
+    if (status)
+        asynPrint(pasynUser, ASYN_TRACE_ERROR,
+                  "%s:%s: error, status=%d function=%d, value=%d\n",
+                  driverName, functionName, status, function, value);
+    else
+        asynPrint(pasynUser, ASYN_TRACEIO_DRIVER,
+                  "%s:%s: function=%d, value=%d\n",
+                  driverName, functionName, function, value);
+    return status;
+}
+
+/** Report status of the driver.
+  * \param[in] fp File pointer passed by caller where the output is written to.
+  * \param[in] details If >0 then ADDriver::report() is also called. */
+void ADMoenchSim::report(FILE *fp, int details)
+{
+    int source, sizeX, sizeY;
+    getIntegerParam(MoenchSource, &source);
+    getIntegerParam(ADSizeX, &sizeX);
+    getIntegerParam(ADSizeY, &sizeY);
+    fprintf(fp, "MOENCH simulator %s, libclustercore %s\n", this->portName, cc_version());
+    fprintf(fp, "  Source: %s, frame size %d x %d, frames dropped (pool full): %lu\n",
+            source == ADMoenchSourceRawFile ? "raw file replay" : "simulated",
+            sizeX, sizeY, droppedFrames_);
+    if (details > 0) ADDriver::report(fp, details);
+}
+
+/** Configuration command, called directly or from iocsh. */
+extern "C" int ADMoenchSimConfig(const char *portName, int maxSizeX, int maxSizeY,
+                                 int maxBuffers, int maxMemory, int priority, int stackSize)
+{
+    new ADMoenchSim(portName, maxSizeX, maxSizeY, maxBuffers,
+                    maxMemory > 0 ? (size_t)maxMemory : 0, priority, stackSize);
+    return asynSuccess;
+}
+
+/* Code for iocsh registration */
+static const iocshArg ADMoenchSimConfigArg0 = {"portName", iocshArgString};
+static const iocshArg ADMoenchSimConfigArg1 = {"maxSizeX", iocshArgInt};
+static const iocshArg ADMoenchSimConfigArg2 = {"maxSizeY", iocshArgInt};
+static const iocshArg ADMoenchSimConfigArg3 = {"maxBuffers", iocshArgInt};
+static const iocshArg ADMoenchSimConfigArg4 = {"maxMemory", iocshArgInt};
+static const iocshArg ADMoenchSimConfigArg5 = {"priority", iocshArgInt};
+static const iocshArg ADMoenchSimConfigArg6 = {"stackSize", iocshArgInt};
+static const iocshArg * const ADMoenchSimConfigArgs[] = {&ADMoenchSimConfigArg0,
+                                                         &ADMoenchSimConfigArg1,
+                                                         &ADMoenchSimConfigArg2,
+                                                         &ADMoenchSimConfigArg3,
+                                                         &ADMoenchSimConfigArg4,
+                                                         &ADMoenchSimConfigArg5,
+                                                         &ADMoenchSimConfigArg6};
+static const iocshFuncDef ADMoenchSimConfigFuncDef = {
+    "ADMoenchSimConfig", 7, ADMoenchSimConfigArgs,
+    "Creates a simulated MOENCH detector port (maxSizeX/Y 1..400, 0 = 400;\n"
+    "maxMemory 0 = unlimited; priority/stackSize 0 = defaults).\n"};
+
+static void ADMoenchSimConfigCallFunc(const iocshArgBuf *args)
+{
+    ADMoenchSimConfig(args[0].sval, args[1].ival, args[2].ival, args[3].ival,
+                      args[4].ival, args[5].ival, args[6].ival);
+}
+
+extern "C" void ADMoenchSimRegister(void)
+{
+    iocshRegister(&ADMoenchSimConfigFuncDef, ADMoenchSimConfigCallFunc);
+}
+
+extern "C" {
+epicsExportRegistrar(ADMoenchSimRegister);
+}

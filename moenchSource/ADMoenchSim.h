@@ -1,0 +1,115 @@
+/*
+ * ADMoenchSim.h: an areaDetector driver that streams MÖNCH frames, either
+ * simulated by libclustercore's simulator or replayed from a MÖNCH raw run.
+ *
+ * It is a thin shim over the core's public API (clustercore.h): the
+ * simulator and the raw reader make the pixels, this driver paces them
+ * and hands them to plugins as NDUInt16 arrays of [cols, rows].
+ */
+#ifndef ADMOENCHSIM_H
+#define ADMOENCHSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include <epicsEvent.h>
+#include <epicsTime.h>
+
+#include "ADDriver.h"
+#include "clustercore.h"
+
+#define ADMOENCHSIM_VERSION      1
+#define ADMOENCHSIM_REVISION     0
+#define ADMOENCHSIM_MODIFICATION 0
+
+/* The MÖNCH 0.3 sensor: 400 x 400 pixels of 25 um. */
+#define ADMOENCHSIM_SENSOR_SIZE 400
+
+/* Where frames come from (MoenchSource). */
+typedef enum {
+    ADMoenchSourceSimulated = 0,
+    ADMoenchSourceRawFile = 1
+} ADMoenchSource_t;
+
+/*                              String                    asyn interface  access  Description */
+#define MoenchFluxString        "MOENCH_FLUX"          /* (asynFloat64, r/w) Mean photons per simulated frame */
+#define MoenchSeedString        "MOENCH_SEED"          /* (asynInt32,   r/w) Simulator seed (taken as unsigned 32-bit) */
+#define MoenchDarkFramesString  "MOENCH_DARK_FRAMES"   /* (asynInt32,   r/w) Dark frames at the start of each acquisition */
+#define MoenchSourceString      "MOENCH_SOURCE"        /* (asynInt32,   r/w) ADMoenchSource_t */
+#define MoenchRawFileString     "MOENCH_RAW_FILE"      /* (asynOctet,   r/w) Master JSON file of the run to replay */
+#define MoenchFrameNumberString "MOENCH_FRAME_NUMBER"  /* (asynInt32,   r/o) Frame number of the last frame */
+
+/** Streams simulated or replayed MÖNCH frames. Settings are taken at the
+  * start of each acquisition; changes during one apply to the next. */
+class ADMoenchSim : public ADDriver {
+public:
+    ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
+                int maxBuffers, size_t maxMemory, int priority, int stackSize);
+
+    /* These are the methods that we override from ADDriver */
+    virtual asynStatus writeInt32(asynUser *pasynUser, epicsInt32 value);
+    virtual void report(FILE *fp, int details);
+
+    /** The acquisition thread's body; public only because a C function starts it. */
+    void acquisitionTask();
+
+protected:
+    int MoenchFlux;
+    #define FIRST_MOENCH_PARAM MoenchFlux
+    int MoenchSeed;
+    int MoenchDarkFrames;
+    int MoenchSource;
+    int MoenchRawFile;
+    int MoenchFrameNumber;
+
+private:
+    /* What one acquisition runs with, read from the parameters at its start. */
+    struct Settings {
+        int imageMode;
+        int numImages;
+        int source;
+        uint32_t rows;
+        uint32_t cols;
+        uint64_t seed;
+        double flux;
+        uint64_t darkFrames;
+        std::string rawPath;
+    };
+
+    void readSettings(Settings *settings);
+    void runAcquisition();
+    bool stopRequested();
+    bool waitForNextFrame(epicsTimeStamp *due);
+    void finishWithError(const char *message);
+
+    /* Called without the lock: they touch only the thread's own objects. */
+    int openSource(const Settings &settings, char *message);
+    void closeSource();
+    int produceBatch(const Settings &settings, uint64_t framesWanted,
+                     bool *endOfRun, char *message);
+    int reopenRawRun(const Settings &settings, char *message);
+    void reportRawNotices();
+
+    epicsEventId startEvent_;
+    epicsEventId stopEvent_;
+
+    /* Owned by the acquisition thread between the start and end of an acquisition. */
+    cc_simulator *simulator_;
+    cc_raw_reader *rawReader_;
+    uint32_t rows_;
+    uint32_t cols_;
+    std::vector<uint16_t> batch_;
+    std::vector<uint64_t> batchNumbers_;
+    size_t batchCount_;  /* frames in batch_ */
+    size_t batchNext_;   /* next frame of batch_ to deliver */
+    uint64_t nextSimFrame_;  /* simulator frame index of the next batch */
+    std::string rawNotice_;  /* latest raw-reader notice, for ADStatusMessage */
+
+    /* Protected by the driver lock. */
+    unsigned long droppedFrames_;  /* NDArray pool allocations that failed */
+};
+
+#endif /* ADMOENCHSIM_H */

@@ -1,0 +1,209 @@
+#!/bin/sh
+# ioc_plugin.sh: the example IOC for real, driven over Channel Access on
+# loopback with caget/caput: setpoints read back; the pedestal trains to
+# PedestalFrames; the plugin finds exactly the clusters clusterfind finds
+# in the same raw run, and NDFileHDF5 writes the same clusters; an NSigma
+# change takes effect; a small MaxClusters counts drops in a MAJOR alarm;
+# a wrong data type and new frame dimensions give an error status and no
+# crash; a pedestal saved, then loaded after an IOC restart, gives the
+# same clusters. SKIP (77) when the build has no EPICS.
+. "$(dirname "$0")/common.sh"
+
+ioc=$builddir/ioc/run-iocClusterCUDA
+[ -x "$ioc" ] || { echo "SKIP: the build has no EPICS (configure did not find base, asyn and ADCore)"; exit 77; }
+case "${sanitizers:-no}" in
+*thread*)
+    echo "SKIP: EPICS's own libraries are not built for ThreadSanitizer; the IOC runs in the plain and ASan builds"
+    exit 77 ;;
+esac
+. "$builddir/ioc/epicsTools"
+python=python3
+command -v /usr/bin/python3 >/dev/null && python=/usr/bin/python3
+$python -c "import h5py, numpy" 2>/dev/null ||
+    { echo "SKIP: python3 with h5py and numpy is needed (apt-get install python3-h5py)"; exit 77; }
+
+# Channel Access on loopback only, on a port of this test's own.
+EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000))
+EPICS_CA_AUTO_ADDR_LIST=NO
+EPICS_CA_ADDR_LIST=127.0.0.1
+EPICS_CAS_INTF_ADDR_LIST=127.0.0.1
+export EPICS_CA_SERVER_PORT EPICS_CA_AUTO_ADDR_LIST EPICS_CA_ADDR_LIST \
+    EPICS_CAS_INTF_ADDR_LIST
+export PREFIX="T$$:"
+export IOCSH_HISTFILE="$work/iocsh_history"
+P=$PREFIX
+C=${P}Cluster1:
+
+pid=""
+start_ioc() {
+    # The IOC shell reads a FIFO that this script holds open; closing it
+    # ends the IOC.
+    rm -f "$work/stdin" && mkfifo "$work/stdin"
+    "$ioc" <"$work/stdin" >"$work/ioc$1.log" 2>&1 &
+    pid=$!
+    exec 9>"$work/stdin"
+    for _ in $(seq 50); do
+        "$caget" -w 0.2 "${C}PluginType_RBV" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    cat "$work/ioc$1.log"
+    fail "the IOC did not start"
+}
+stop_ioc() {
+    [ -n "$pid" ] || return 0
+    exec 9>&-
+    for _ in $(seq 25); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=""
+}
+trap 'stop_ioc; rm -rf "$work"' EXIT
+
+get() { "$caget" -t -n -w 2 "$1"; }
+put() { "$caput" -c -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
+putstr() { "$caput" -S -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
+getstr() { "$caget" -t -S -w 2 "$1"; }
+# wait_for PV VALUE: until caget PV says VALUE (60 s at most).
+wait_for() {
+    for _ in $(seq 300); do
+        [ "$(get "$1")" = "$2" ] && return 0
+        sleep 0.2
+    done
+    fail "$1 is $(get "$1"), not $2"
+}
+# replay MASTER FRAMES: acquire FRAMES frames of a raw run, and wait until
+# the plugin has taken them all.
+replay() {
+    before=$(get "${C}ArrayCounter_RBV")
+    putstr "${P}cam1:MoenchRawFile" "$1"
+    put "${P}cam1:MoenchSource" 1
+    put "${P}cam1:ImageMode" 1
+    put "${P}cam1:NumImages" "$2"
+    put "${P}cam1:Acquire" 1
+    wait_for "${C}ArrayCounter_RBV" $((before + $2))
+}
+
+mkdir -p "$work/run"
+"$simulate_raw" "$work/run" 100 40 11 >/dev/null || fail "simulate_raw failed"
+dark=$work/run/dark_master_0.json
+data=$work/run/data_master_0.json
+"$clusterfind" --pedestal "$dark" --data "$data" --pedestal-frames 100 \
+    --backend cpu --output "$work/ours.clust" >"$work/clusterfind.txt" 2>&1 ||
+    fail "clusterfind: $(cat "$work/clusterfind.txt")"
+expected=$(sed -n 's/^clusters: *\([0-9]*\) .*/\1/p' "$work/clusterfind.txt")
+[ -n "$expected" ] && [ "$expected" -gt 0 ] || fail "no cluster count from clusterfind"
+
+start_ioc 1
+put "${C}EnableCallbacks" 1
+put "${P}cam1:ArrayCallbacks" 1
+put "${P}cam1:AcquirePeriod" 0
+
+# Setpoints read back.
+for setting in NSigma:4.5 ClusterSizeX:5 ClusterSizeY:7 MaxClusters:1234 \
+    NumStreams:3 SpectrumBins:200; do
+    put "${C}${setting%%:*}" "${setting#*:}"
+    [ "$(get "${C}${setting%%:*}_RBV")" = "${setting#*:}" ] ||
+        fail "${setting%%:*}_RBV reads $(get "${C}${setting%%:*}_RBV")"
+done
+"$caput" -c -w 5 "${C}ClusterSizeX" 4 >/dev/null 2>&1 || true
+[ "$(get "${C}ClusterSizeX_RBV")" = 5 ] || fail "an even cluster size was taken"
+echo "ok: setpoints read back, an even cluster size is refused"
+for setting in NSigma:5 ClusterSizeX:3 ClusterSizeY:3 MaxClusters:5000 \
+    NumStreams:2 SpectrumBins:400 PedestalFrames:100; do
+    put "${C}${setting%%:*}" "${setting#*:}"
+done
+
+# Training counts up to PedestalFrames; then the pedestal is saved.
+replay "$dark" 100
+[ "$(get "${C}PedestalCount_RBV")" = 100 ] || fail "PedestalCount_RBV is not 100"
+[ "$(getstr "${C}PedestalState_RBV")" = Ready ] || fail "the pedestal is not Ready"
+putstr "${C}PedestalFile" "$work/pedestal.ccped"
+put "${C}SavePedestal" 1
+[ -s "$work/pedestal.ccped" ] || fail "no pedestal file: $(getstr "${C}StatusMessage_RBV")"
+echo "ok: the pedestal trained on 100 frames and was saved"
+
+# The data run, with NDFileHDF5 streaming every frame's clusters.
+capture() {
+    putstr "${P}HDF1:FilePath" "$work/"
+    putstr "${P}HDF1:FileName" "$1"
+    putstr "${P}HDF1:FileTemplate" "%s%s.h5"
+    put "${P}HDF1:AutoIncrement" 0
+    put "${P}HDF1:EnableCallbacks" 1
+    put "${P}HDF1:FileWriteMode" 2
+    put "${P}HDF1:LazyOpen" 1 # open at the first array, whose size it takes
+    put "${P}HDF1:NumCapture" 40
+    "$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
+}
+capture first
+replay "$data" 40
+wait_for "${P}HDF1:Capture_RBV" 0
+got=$(get "${C}TotalClusters_RBV")
+[ "$got" = "$expected" ] || fail "the IOC found $got clusters, clusterfind $expected"
+$python "$(dirname "$0")/ioc_hdf5.py" "$work/first.h5" "$work/ours.clust" ||
+    fail "the HDF5 file and clusterfind's .clust differ"
+echo "ok: $got clusters, as clusterfind finds; NDFileHDF5 wrote the same"
+
+# NSigma takes effect: at 10 sigma the same frames give fewer clusters.
+put "${C}NSigma" 10
+replay "$data" 40
+fewer=$(( $(get "${C}TotalClusters_RBV") - expected ))
+[ "$fewer" -lt "$expected" ] || fail "NSigma 10 found $fewer clusters, 5 found $expected"
+put "${C}NSigma" 5
+echo "ok: NSigma 10 finds $fewer clusters where 5 found $expected"
+
+# A small MaxClusters counts what it drops, in a MAJOR alarm.
+put "${C}MaxClusters" 100
+replay "$data" 5
+dropped=$(get "${C}DroppedClusters_RBV")
+[ "${dropped%.*}" -gt 0 ] || fail "MaxClusters 100 dropped nothing"
+"$caget" -a "${C}DroppedClusters_RBV" | grep -q MAJOR || fail "no MAJOR alarm on drops"
+[ "$(get "${C}NumClusters_RBV")" -gt 100 ] || fail "NumClusters_RBV does not count what was found"
+put "${C}MaxClusters" 5000
+echo "ok: MaxClusters 100 dropped $dropped clusters, in a MAJOR alarm"
+
+# A wrong data type (Float64 from NDProcess) is refused, counted, survived.
+put "${P}Proc1:EnableCallbacks" 1
+put "${P}Proc1:DataTypeOut" Float64
+put "${C}NDArrayPort" PROC1
+replay "$data" 3 || true
+bad=$(get "${C}BadArrays_RBV")
+[ "$bad" -ge 1 ] || fail "no array refused: $(getstr "${C}StatusMessage_RBV")"
+getstr "${C}StatusMessage_RBV" | grep -q "refused" || fail "no refusal in the status"
+put "${C}NDArrayPort" MOENCH
+echo "ok: $bad Float64 arrays refused: $(getstr "${C}StatusMessage_RBV")"
+
+# New frame dimensions reset the pedestal and say so.
+put "${P}cam1:MoenchSource" 0
+put "${P}cam1:SizeY" 160
+put "${P}cam1:NumImages" 3
+before=$(get "${C}ArrayCounter_RBV")
+put "${P}cam1:Acquire" 1
+wait_for "${C}ArrayCounter_RBV" $((before + 3))
+getstr "${C}StatusMessage_RBV" | grep -q "frame size changed" ||
+    fail "no word of the new frame size: $(getstr "${C}StatusMessage_RBV")"
+[ "$(getstr "${C}PedestalState_RBV")" = Training ] || fail "the pedestal was kept"
+echo "ok: 400 x 160 frames reset the pedestal: $(getstr "${C}StatusMessage_RBV")"
+stop_ioc
+
+# After a restart, the saved pedestal gives the same clusters.
+start_ioc 2
+put "${C}EnableCallbacks" 1
+put "${P}cam1:ArrayCallbacks" 1
+put "${P}cam1:AcquirePeriod" 0
+put "${C}PedestalFrames" 100
+putstr "${C}PedestalFile" "$work/pedestal.ccped"
+put "${C}LoadPedestal" 1
+capture second
+replay "$data" 40
+wait_for "${P}HDF1:Capture_RBV" 0
+[ "$(getstr "${C}PedestalState_RBV")" = Ready ] ||
+    fail "the loaded pedestal is not Ready: $(getstr "${C}StatusMessage_RBV")"
+again=$(get "${C}TotalClusters_RBV")
+[ "$again" = "$expected" ] || fail "after a restart: $again clusters, before: $expected"
+$python "$(dirname "$0")/ioc_hdf5.py" "$work/second.h5" "$work/ours.clust" ||
+    fail "after a restart the HDF5 file differs"
+echo "ok: after a restart and LoadPedestal, the same $again clusters"
+echo "the example IOC passes"
