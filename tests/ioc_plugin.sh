@@ -146,6 +146,15 @@ $python "$(dirname "$0")/ioc_hdf5.py" "$work/first.h5" "$work/ours.clust" ||
     fail "the HDF5 file and clusterfind's .clust differ"
 echo "ok: $got clusters, as clusterfind finds; NDFileHDF5 wrote the same"
 
+# ProcessPlugin hands the last array over again: it must not reach the
+# pedestal (or the counts) a second time.
+put "${C}ProcessPlugin" 1
+sleep 0.5
+[ "$(get "${C}TotalClusters_RBV")" = "$expected" ] || fail "ProcessPlugin counted a frame twice"
+getstr "${C}StatusMessage_RBV" | grep -q "processed already" ||
+    fail "no word of the repeated array: $(getstr "${C}StatusMessage_RBV")"
+echo "ok: ProcessPlugin does not feed the last array twice"
+
 # NSigma takes effect: at 10 sigma the same frames give fewer clusters.
 put "${C}NSigma" 10
 replay "$data" 40
@@ -153,6 +162,26 @@ fewer=$(( $(get "${C}TotalClusters_RBV") - expected ))
 [ "$fewer" -lt "$expected" ] || fail "NSigma 10 found $fewer clusters, 5 found $expected"
 put "${C}NSigma" 5
 echo "ok: NSigma 10 finds $fewer clusters where 5 found $expected"
+
+# Settings change while frames flow (the data run, looped): nothing
+# refused, nothing stopped.
+putstr "${P}cam1:MoenchRawFile" "$data"
+put "${P}cam1:MoenchSource" 1
+put "${P}cam1:ImageMode" 2
+put "${P}cam1:AcquirePeriod" 0.02
+before=$(get "${C}ArrayCounter_RBV")
+put "${P}cam1:Acquire" 1
+for setting in NSigma:6 ClusterSizeX:5 ClusterSizeY:5 SpectrumBins:100 \
+    SpectrumMax:3000 NSigma:5 ClusterSizeX:3 ClusterSizeY:3 SpectrumBins:400; do
+    put "${C}${setting%%:*}" "${setting#*:}"
+    sleep 0.3
+done
+put "${P}cam1:Acquire" 0
+flowed=$(( $(get "${C}ArrayCounter_RBV") - before ))
+[ "$flowed" -gt 10 ] || fail "only $flowed arrays flowed while settings changed"
+[ "$(get "${C}BadArrays_RBV")" = 0 ] || fail "arrays were refused while settings changed"
+[ "$(get "${C}ClusterSizeX_RBV")" = 3 ] || fail "ClusterSizeX_RBV is not 3"
+echo "ok: $flowed arrays processed while 9 settings changed"
 
 # A small MaxClusters counts what it drops, in a MAJOR alarm.
 put "${C}MaxClusters" 100
