@@ -111,6 +111,11 @@ done
 "$caput" -c -w 5 "${C}ClusterSizeX" 4 >/dev/null 2>&1 || true
 [ "$(get "${C}ClusterSizeX_RBV")" = 5 ] || fail "an even cluster size was taken"
 echo "ok: setpoints read back, an even cluster size is refused"
+# st.cmd asks for 4 threads; the pedestal needs frames in order: 1 runs.
+[ "$(get "${C}MaxThreads_RBV")" = 1 ] && [ "$(get "${C}NumThreads_RBV")" = 1 ] ||
+    fail "the plugin runs $(get "${C}NumThreads_RBV") threads"
+grep -q "maxThreads 4 ignored" "$work/ioc1.log" || fail "no note of the ignored maxThreads"
+echo "ok: one processing thread, though st.cmd asked for 4"
 for setting in NSigma:5 ClusterSizeX:3 ClusterSizeY:3 MaxClusters:5000 \
     NumStreams:2 SpectrumBins:400 PedestalFrames:100; do
     put "${C}${setting%%:*}" "${setting#*:}"

@@ -17,8 +17,10 @@ iocClusterCUDA_registerRecordDeviceDriver(pdbbase)
 ADMoenchSimConfig("MOENCH", 400, 400, 0, 0, 0, 0)
 dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TIMEOUT=1")
 
-# The cluster finder: one thread (the pedestal is one ordered sequence).
-NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, 1)
+# The cluster finder. It runs one thread whatever maxThreads (the last
+# argument) asks, since the pedestal is one ordered sequence: the 4 here
+# shows the note it prints, and the IOC test checks NumThreads_RBV is 1.
+NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, 4)
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
 
 # The clusters of every frame to HDF5 (Stream mode), from address 0.

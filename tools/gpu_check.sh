@@ -1,0 +1,71 @@
+#!/bin/bash
+# gpu_check.sh STEP...: on a machine with an NVIDIA GPU that has nvcc but
+# no libtool or Check (the lent H200), builds a `make dist` tarball and runs
+# the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
+# build, check, gpu, memcheck, racecheck, profile, quickbench, bench.
+#
+# It reads a kit folder ($GPU_KIT, default .device, git-ignored) holding
+# ndpluginclustercuda-*.tar.gz and check/include, check/lib (Debian's
+# check.h, check_stdint.h, libcheck.a, libsubunit.a). Results go to $OUT.
+set -u
+here=$(cd "${GPU_KIT:-.device}" && pwd)
+OUT=${OUT:-/tmp}
+work=/tmp/ccbuild
+log() { echo "=== $*"; }
+build() {
+    rm -rf $work && mkdir -p $work && cd $work
+    tar xzf $here/ndpluginclustercuda-*.tar.gz
+    cd ndpluginclustercuda-*/
+    export PATH=/usr/local/cuda/bin:$PATH
+    ./configure -q CHECK_CFLAGS="-I$here/check/include" \
+        CHECK_LIBS="$here/check/lib/libcheck.a $here/check/lib/libsubunit.a -lrt -lm -lpthread" \
+        2>&1 | tail -12
+    make -j16 -s 2>&1 | grep -E "error|warning" | head -20
+    make -j16 -s tests/unit tests/gpu 2>&1 | grep -E "error|warning" | head
+}
+for step in "$@"; do
+    case $step in
+    build) log build; time build ;;
+    check)
+        log check; cd $work/ndpluginclustercuda-*
+        time make -j4 check 2>&1 | grep -E "^(PASS|FAIL|SKIP|ERROR)|^# " ;
+        cat tests/gpu.log | tail -30; grep -E "Checks" tests/unit.log ;;
+    gpu)
+        log gpu tests; cd $work/ndpluginclustercuda-*
+        time ./tests/gpu 2>&1 | tail -22 ;;
+    memcheck)
+        log memcheck; cd $work/ndpluginclustercuda-*
+        CC_GPU_TEST_FRAMES=${MEMCHECK_FRAMES:-40} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./tests/gpu > $OUT/memcheck.log 2>&1; echo "memcheck exit $?"
+        grep -v "^  [0-9]" $OUT/memcheck.log | head -40; tail -5 $OUT/memcheck.log ;;
+    racecheck)
+        log racecheck; cd $work/ndpluginclustercuda-*
+        CC_GPU_TEST_FRAMES=12 compute-sanitizer --tool racecheck --error-exitcode 9 ./tests/gpu 2>&1 | tail -8 ;;
+    quickbench)
+        log quickbench; cd $work/ndpluginclustercuda-*
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1,2,4 --batches 256 --frames 512 --repeats 3 | tee $OUT/bench_cuda_pinned.md ;;
+    profile)
+        log profile; cd $work/ndpluginclustercuda-*
+        for size in 3 9; do
+            ncu --clock-control none -k regex:"decide|extract|clear" --launch-skip 2000 --launch-count 40 --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed ./tools/clusterbench --backends cuda --sizes $size --inputs pinned --streams 2 --batches 256 --frames 512 --repeats 1 --seconds 0.3 > $OUT/ncu_$size.txt 2>&1
+            echo "size $size"; grep -E "^  [a-z_]+kernel|duration|warps_active|dram" $OUT/ncu_$size.txt | awk '/kernel/{k=$1} /duration/{d[k]=d[k]" "$3} /warps_active/{w[k]=w[k]" "$3} END{for (k in d) print k, "us:", d[k], " warps%:", w[k]}'
+        done ;;
+    quickbench)
+        log quickbench; cd $work/ndpluginclustercuda-*
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1,2,4 --batches 256 --frames 512 --repeats 3 | tee $OUT/bench_cuda_pinned.md ;;
+    profile)
+        log profile; cd $work/ndpluginclustercuda-*
+        for size in 3 9; do
+          for kernel in decide extract; do
+            ncu --clock-control none -k regex:$kernel --launch-skip 300 --launch-count 3 --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active ./tools/clusterbench --backends cuda --sizes $size --inputs pinned --streams 2 --batches 256 --frames 512 --repeats 1 --seconds 0.2 2>&1 | grep -E "decide|extract|duration|throughput|warps_active" | head -12
+          done
+        done ;;
+    bench)
+        log bench; cd $work/ndpluginclustercuda-*
+        nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate --format=csv
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1,2,4 --batches 256 --frames 512 | tee $OUT/bench_cuda_pinned.md
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pageable,registered --streams 4 --batches 256 --frames 512 | tee $OUT/bench_cuda_pageable.md
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1 --batches 1 --frames 512 | tee $OUT/bench_cuda_latency.md
+        ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 0 --batches 16 --frames 256 | tee $OUT/bench_cpu.md
+        nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate --format=csv ;;
+    esac
+done
