@@ -453,6 +453,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
                      cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK;
     for (int p = 0; haveNoise && p < rows_ * cols_; p++)
         noise += rms_[p];
+    noise /= (double)rows_ * cols_;
     size_t dims[2] = {(size_t)cols_, (size_t)rows_};
     NDArray *pHits = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
     if (pHits != NULL)
@@ -460,7 +461,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
                (size_t)rows_ * cols_ * sizeof(uint32_t));
     finderLock_.unlock();
     if (haveNoise)
-        setDoubleParam(ClusterNoiseMean, noise / ((double)rows_ * cols_));
+        setDoubleParam(ClusterNoiseMean, noise);
     doCallbacksFloat64Array(spectrumCounts_, bins, ClusterSpectrum, 0);
     doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
     if (pHits != NULL) {
@@ -530,12 +531,15 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
                function == ClusterSpectrumBins) {
         spectrumChanged_ = true;
     } else {
-        /* A finder setting: check it against the rest before taking it. */
+        /* A finder setting: check it against the rest before taking it
+         * (rows_ and cols_ belong to the finder lock). */
         int held;
         getIntegerParam(function, &held);
         setIntegerParam(function, value);
-        cc_config config = wantedConfig(rows_ > 0 ? rows_ : 400,
-                                        cols_ > 0 ? cols_ : 400);
+        finderLock_.lock();
+        int rows = rows_ > 0 ? rows_ : 400, cols = cols_ > 0 ? cols_ : 400;
+        finderLock_.unlock();
+        cc_config config = wantedConfig(rows, cols);
         char message[CC_MESSAGE_SIZE];
         if (cc_config_check(&config, message) != CC_OK ||
             (function == ClusterMaxClusters && value < 1)) {

@@ -122,7 +122,7 @@ private:
     cc_clusters *clusters_;
     cc_spectrum *spectrum_;
     cc_hitmap *hitmap_;
-    int rows_, cols_;          /* frame size the finder has now */
+    int rows_, cols_;          /* frame size the finder has now (finder lock) */
     bool settingsChanged_;     /* a setting changed since the last frame */
     bool spectrumChanged_;     /* spectrum bins or range changed */
     double totalClusters_, droppedClusters_;
