@@ -9,71 +9,17 @@
 # same clusters. SKIP (77) when the build has no EPICS.
 . "$(dirname "$0")/common.sh"
 
-ioc=$builddir/ioc/run-iocClusterCUDA
-[ -x "$ioc" ] || { echo "SKIP: the build has no EPICS (configure did not find base, asyn and ADCore)"; exit 77; }
 case "${sanitizers:-no}" in
 *thread*)
     echo "SKIP: EPICS's own libraries are not built for ThreadSanitizer; the IOC runs in the plain and ASan builds"
     exit 77 ;;
 esac
-. "$builddir/ioc/epicsTools"
+. "$(dirname "$0")/ioc_common.sh"
 python=python3
 command -v /usr/bin/python3 >/dev/null && python=/usr/bin/python3
 $python -c "import h5py, numpy" 2>/dev/null ||
     { echo "SKIP: python3 with h5py and numpy is needed (apt-get install python3-h5py)"; exit 77; }
 
-# Channel Access on loopback only, on a port of this test's own.
-EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000))
-EPICS_CA_AUTO_ADDR_LIST=NO
-EPICS_CA_ADDR_LIST=127.0.0.1
-EPICS_CAS_INTF_ADDR_LIST=127.0.0.1
-export EPICS_CA_SERVER_PORT EPICS_CA_AUTO_ADDR_LIST EPICS_CA_ADDR_LIST \
-    EPICS_CAS_INTF_ADDR_LIST
-export PREFIX="T$$:"
-export IOCSH_HISTFILE="$work/iocsh_history"
-P=$PREFIX
-C=${P}Cluster1:
-
-pid=""
-start_ioc() {
-    # The IOC shell reads a FIFO that this script holds open; closing it
-    # ends the IOC.
-    rm -f "$work/stdin" && mkfifo "$work/stdin"
-    "$ioc" <"$work/stdin" >"$work/ioc$1.log" 2>&1 &
-    pid=$!
-    exec 9>"$work/stdin"
-    for _ in $(seq 50); do
-        "$caget" -w 0.2 "${C}PluginType_RBV" >/dev/null 2>&1 && return 0
-        sleep 0.2
-    done
-    cat "$work/ioc$1.log"
-    fail "the IOC did not start"
-}
-stop_ioc() {
-    [ -n "$pid" ] || return 0
-    exec 9>&-
-    for _ in $(seq 25); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.2
-    done
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=""
-}
-trap 'stop_ioc; rm -rf "$work"' EXIT
-
-get() { "$caget" -t -n -w 2 "$1"; }
-put() { "$caput" -c -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
-putstr() { "$caput" -S -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
-getstr() { "$caget" -t -S -w 2 "$1"; }
-# wait_for PV VALUE: until caget PV says VALUE (60 s at most).
-wait_for() {
-    for _ in $(seq 300); do
-        [ "$(get "$1")" = "$2" ] && return 0
-        sleep 0.2
-    done
-    fail "$1 is $(get "$1"), not $2"
-}
 # replay MASTER FRAMES: acquire FRAMES frames of a raw run, and wait until
 # the plugin has taken them all.
 replay() {
@@ -175,7 +121,7 @@ put "${P}cam1:MoenchSource" 1
 put "${P}cam1:ImageMode" 2
 put "${P}cam1:AcquirePeriod" 0.02
 before=$(get "${C}ArrayCounter_RBV")
-put "${P}cam1:Acquire" 1
+"$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
 for setting in NSigma:6 ClusterSizeX:5 ClusterSizeY:5 SpectrumBins:100 \
     SpectrumMax:3000 NSigma:5 ClusterSizeX:3 ClusterSizeY:3 SpectrumBins:400; do
     put "${C}${setting%%:*}" "${setting#*:}"
@@ -214,7 +160,7 @@ put "${P}cam1:MoenchSource" 0
 put "${P}cam1:SizeY" 160
 put "${P}cam1:NumImages" 3
 before=$(get "${C}ArrayCounter_RBV")
-put "${P}cam1:Acquire" 1
+"$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
 wait_for "${C}ArrayCounter_RBV" $((before + 3))
 getstr "${C}StatusMessage_RBV" | grep -q "frame size changed" ||
     fail "no word of the new frame size: $(getstr "${C}StatusMessage_RBV")"
