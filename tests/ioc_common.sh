@@ -1,8 +1,14 @@
 # ioc_common.sh: what the IOC tests share, sourced after common.sh: the
 # example IOC started and stopped on a Channel Access port of the test's
-# own, on loopback, and caget/caput helpers. SKIP (77) without EPICS.
+# own, on loopback, and caget/caput helpers. SKIP (77) without EPICS, and
+# under ThreadSanitizer, which EPICS's own libraries are not built for.
 ioc=$builddir/ioc/run-iocClusterCUDA
 [ -x "$ioc" ] || { echo "SKIP: the build has no EPICS (configure did not find base, asyn and ADCore)"; exit 77; }
+case "${sanitizers:-no}" in
+*thread*)
+    echo "SKIP: EPICS's own libraries are not built for ThreadSanitizer; the IOC runs in the plain and ASan builds"
+    exit 77 ;;
+esac
 . "$builddir/ioc/epicsTools"
 
 EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000))

@@ -9,11 +9,6 @@
 # same clusters. SKIP (77) when the build has no EPICS.
 . "$(dirname "$0")/common.sh"
 
-case "${sanitizers:-no}" in
-*thread*)
-    echo "SKIP: EPICS's own libraries are not built for ThreadSanitizer; the IOC runs in the plain and ASan builds"
-    exit 77 ;;
-esac
 . "$(dirname "$0")/ioc_common.sh"
 python=python3
 command -v /usr/bin/python3 >/dev/null && python=/usr/bin/python3
