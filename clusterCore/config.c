@@ -78,3 +78,9 @@ int cc_config_check(const cc_config *config, char *message)
                            config->streams, CC_STREAMS_MAX);
     return CC_OK;
 }
+
+double cc__c3nsigma(const cc_config *config)
+{
+    return sqrt((double)(config->cluster_size_x * config->cluster_size_y)) *
+           config->nsigma;
+}

@@ -11,7 +11,6 @@
  */
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -217,7 +216,7 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                 .max_clusters = config->max_clusters,
                 .window = pedestal->window,
                 .nsigma = config->nsigma,
-                .c3nsigma = sqrt((double)(nx * ny)) * config->nsigma,
+                .c3nsigma = cc__c3nsigma(config),
                 .baseline = pedestal->baseline},
         .pedestal = pedestal,
         .frames = frames,

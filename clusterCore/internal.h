@@ -38,6 +38,10 @@ void *cc__grow(void *array, size_t *capacity, size_t needed,
 /* The thread count that 0 (one per online CPU) or n stands for. */
 unsigned cc__resolve_threads(uint32_t threads);
 
+/* c3nsigma = sqrt(Nx * Ny) * nsigma, computed once in double as SPEC says;
+ * every backend rounds it to its precision (config.c). */
+double cc__c3nsigma(const cc_config *config);
+
 /* ---- cluster lists (clusters.c) ---- */
 
 struct cc__frame_entry {

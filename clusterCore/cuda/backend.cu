@@ -531,7 +531,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     batch.geometry.adc_mask = config->adc_mask;
     batch.geometry.window = cuda->window;
     batch.geometry.nsigma = config->nsigma;
-    batch.geometry.c3nsigma = sqrt((double)(nx * ny)) * config->nsigma;
+    batch.geometry.c3nsigma = cc__c3nsigma(config);
     batch.max_clusters = config->max_clusters;
     for (int attempt = 0; attempt < 2 && rc == CC_OK; attempt++) {
         batch.output.x = out->x;

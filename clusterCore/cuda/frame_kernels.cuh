@@ -213,12 +213,3 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
         __syncthreads();
     }
 }
-
-/* Clears the bitmaps of n frames for their next use, once every block of
- * the extract kernel has read them. */
-__global__ void clear_kernel(uint32_t *bitmaps, size_t n_words)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n_words;
-         i += (size_t)gridDim.x * blockDim.x)
-        bitmaps[i] = 0;
-}

@@ -22,17 +22,24 @@ typedef double real;
 #include "frame_kernels.cuh"
 } // namespace precision_double
 
+/* Clears the bitmaps of a chunk for their next use, once every block of
+ * the extract kernel has read them; the same for both precisions. */
+__global__ void clear_kernel(uint32_t *bitmaps, size_t n_words)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n_words;
+         i += (size_t)gridDim.x * blockDim.x)
+        bitmaps[i] = 0;
+}
+
 /* Selects the kernels of one precision. */
 template <typename T> struct kernels_of;
 template <> struct kernels_of<float> {
     static constexpr auto decide = precision_float::decide_kernel;
     static constexpr auto extract = precision_float::extract_kernel;
-    static constexpr auto clear = precision_float::clear_kernel;
 };
 template <> struct kernels_of<double> {
     static constexpr auto decide = precision_double::decide_kernel;
     static constexpr auto extract = precision_double::extract_kernel;
-    static constexpr auto clear = precision_double::clear_kernel;
 };
 
 template <typename T>
@@ -82,7 +89,7 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
         return error;
     size_t words = (size_t)n_frames *
                    (((size_t)geometry.rows * geometry.cols + 31) / 32);
-    kernels_of<T>::clear<<<(unsigned)((words + 1023) / 1024 < 264
+    clear_kernel<<<(unsigned)((words + 1023) / 1024 < 264
                                           ? (words + 1023) / 1024
                                           : 264),
                            1024, 0, stream>>>(bitmaps, words);
