@@ -282,6 +282,9 @@ CC_API void cc_host_free(void *memory);
 /* CC_ENOTSUP without the CUDA backend, CC_EDEVICE without a usable GPU. */
 CC_API int cc_host_register(void *memory, size_t size);
 CC_API int cc_host_unregister(void *memory);
+/* 1 when memory is page-locked (from cc_host_alloc with a usable GPU, or
+ * registered), else 0: ordinary memory, or a build without CUDA. */
+CC_API int cc_host_is_locked(const void *memory);
 
 /* ------------------------------------------------------------------ */
 /* Simulator                                                           */

@@ -25,3 +25,9 @@ int cc_host_unregister(void *memory)
 {
     return memory == NULL ? CC_EINVAL : CC_ENOTSUP;
 }
+
+int cc_host_is_locked(const void *memory)
+{
+    (void)memory;
+    return 0;
+}

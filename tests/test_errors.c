@@ -210,16 +210,22 @@ START_TEST(host_memory)
     uint16_t *frames = cc_host_alloc(1 << 20);
     ck_assert_ptr_nonnull(frames);
     frames[(1 << 19) - 1] = 7; /* writable to the end */
+    int locked = cc_host_is_locked(frames);
     cc_host_free(frames);
     cc_host_free(NULL);
+    ck_assert_int_eq(cc_host_is_locked(NULL), 0);
     ck_assert_int_eq(cc_host_register(NULL, 8), CC_EINVAL);
     static uint16_t pool[4096];
+    ck_assert_int_eq(cc_host_is_locked(pool), 0);
     int rc = cc_host_register(pool, sizeof pool);
 #ifdef CC_HAVE_CUDA
     ck_assert(rc == CC_OK || rc == CC_EDEVICE);
 #else
     ck_assert_int_eq(rc, CC_ENOTSUP);
 #endif
+    /* Allocation is page-locked exactly where registering works. */
+    ck_assert_int_eq(locked, rc == CC_OK);
+    ck_assert_int_eq(cc_host_is_locked(pool), rc == CC_OK);
     if (rc == CC_OK)
         ck_assert_int_eq(cc_host_unregister(pool), CC_OK);
 }

@@ -33,7 +33,7 @@ extern "C" const struct cc__allocator cc__pinned_allocator = {pinned_resize,
                                                               pinned_release};
 
 /* Whether memory came from cudaHostAlloc (else from malloc). */
-static bool allocated_pinned(void *memory)
+static bool allocated_pinned(const void *memory)
 {
     cudaPointerAttributes attributes;
     if (cudaPointerGetAttributes(&attributes, memory) != cudaSuccess) {
@@ -83,4 +83,9 @@ int cc_host_unregister(void *memory)
         return CC_EINVAL;
     }
     return CC_OK;
+}
+
+int cc_host_is_locked(const void *memory)
+{
+    return memory != NULL && allocated_pinned(memory);
 }
