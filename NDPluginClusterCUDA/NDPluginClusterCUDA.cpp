@@ -65,6 +65,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     createParam(ClusterDroppedClustersString, asynParamFloat64,
                 &ClusterDroppedClusters);
     createParam(ClusterNoiseMeanString, asynParamFloat64, &ClusterNoiseMean);
+    createParam(ClusterFinderTimeString, asynParamFloat64, &ClusterFinderTime);
     createParam(ClusterBadArraysString, asynParamInt32, &ClusterBadArrays);
     createParam(ClusterStatusMessageString, asynParamOctet,
                 &ClusterStatusMessage);
@@ -99,6 +100,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterTotalClusters, 0);
     setDoubleParam(ClusterDroppedClusters, 0);
     setDoubleParam(ClusterNoiseMean, 0);
+    setDoubleParam(ClusterFinderTime, 0);
     setIntegerParam(ClusterBadArrays, 0);
     setIntegerParam(ClusterSpectrumEnergy, CC_ENERGY_SUM);
     setIntegerParam(ClusterSpectrumBins, 400);
@@ -334,14 +336,19 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     }
     cc_finder_stats stats;
     bool training = true;
+    double finderTime = -1; /* ms in the core; < 0: not called */
     if (rc == CC_OK) {
         cc_finder_get_stats(finder_, &stats);
         training = stats.state == CC_PEDESTAL_TRAINING;
         const uint16_t *frame = (const uint16_t *)pArray->pData;
         uint64_t number = (uint64_t)pArray->uniqueId;
+        epicsTimeStamp start, end;
+        epicsTimeGetCurrent(&start);
         rc = training ? cc_finder_train(finder_, frame, 1)
                       : cc_finder_process(finder_, frame, &number, 1,
                                           clusters_);
+        epicsTimeGetCurrent(&end);
+        finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3;
         if (rc == CC_OK && !training) {
             cc_spectrum_add(spectrum_, clusters_);
             cc_hitmap_add(hitmap_, clusters_);
@@ -356,6 +363,8 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
 
     if (message[0] != '\0')
         setStatus("%s", message);
+    if (finderTime >= 0)
+        setDoubleParam(ClusterFinderTime, finderTime);
     if (reconfigure && newFrameSize && rc == CC_OK && message[0] != '\0')
         snprintf(trainingNote_, sizeof trainingNote_, " (%s)", message);
     if (reconfigure && finder_ != NULL)

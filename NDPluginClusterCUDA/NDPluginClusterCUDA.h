@@ -41,6 +41,7 @@
 #define ClusterTotalClustersString "CLUSTER_TOTAL_CLUSTERS"  /* asynFloat64 r/o: since reset */
 #define ClusterDroppedClustersString "CLUSTER_DROPPED_CLUSTERS" /* asynFloat64 r/o: beyond the cap */
 #define ClusterNoiseMeanString "CLUSTER_NOISE_MEAN"          /* asynFloat64 r/o: mean pedestal rms, ADU */
+#define ClusterFinderTimeString "CLUSTER_FINDER_TIME"        /* asynFloat64 r/o: ms in the core for the last array */
 #define ClusterBadArraysString "CLUSTER_BAD_ARRAYS"          /* asynInt32 r/o: arrays refused */
 #define ClusterStatusMessageString "CLUSTER_STATUS_MESSAGE"  /* asynOctet r/o */
 #define ClusterSpectrumEnergyString "CLUSTER_SPECTRUM_ENERGY" /* asynInt32: 0 Sum, 1 Sum2x2 */
@@ -90,6 +91,7 @@ protected:
     int ClusterTotalClusters;
     int ClusterDroppedClusters;
     int ClusterNoiseMean;
+    int ClusterFinderTime;
     int ClusterBadArrays;
     int ClusterStatusMessage;
     int ClusterSpectrumEnergy;
