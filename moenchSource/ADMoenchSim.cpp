@@ -32,6 +32,17 @@ static const size_t batchFrames = 16;
  * the reader's statistics. */
 static const int rawNoticesPrinted = 8;
 
+/* How late the source may fall behind its schedule (or one period, when
+ * longer) and still catch up by sending frames back to back. A thread
+ * woken from a timed wait is often tens of microseconds late, which at
+ * 50 kHz (20 us periods) would otherwise restart the schedule at every
+ * frame and lose the rate; further behind, the schedule restarts. */
+static const double catchUpSeconds = 2e-3;
+
+/* Waits shorter than this do not show ADStatus Waiting: at kHz rates two
+ * state changes a frame would cost more than the wait. */
+static const double waitingShownSeconds = 1e-3;
+
 static void acquisitionTaskC(void *drvPvt)
 {
     ADMoenchSim *pDriver = static_cast<ADMoenchSim *>(drvPvt);
@@ -61,8 +72,8 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
                ASYN_CANBLOCK, 1, /* ASYN_CANBLOCK=1, ASYN_MULTIDEVICE=0, autoConnect=1 */
                priority, stackSize),
       startEvent_(NULL), stopEvent_(NULL), simulator_(NULL), rawReader_(NULL),
-      rows_(0), cols_(0), batchCount_(0), batchNext_(0), nextSimFrame_(0),
-      droppedFrames_(0)
+      rows_(0), cols_(0), batchData_(NULL), batchCount_(0), batchNext_(0),
+      nextSimFrame_(0), droppedFrames_(0)
 {
     const char *functionName = "ADMoenchSim";
     char versionString[32];
@@ -80,6 +91,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     createParam(MoenchSourceString,      asynParamInt32,   &MoenchSource);
     createParam(MoenchRawFileString,     asynParamOctet,   &MoenchRawFile);
     createParam(MoenchFrameNumberString, asynParamInt32,   &MoenchFrameNumber);
+    createParam(MoenchCycleFramesString, asynParamInt32,   &MoenchCycleFrames);
 
     if (maxSizeX <= 0) maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
     if (maxSizeY <= 0) maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
@@ -126,6 +138,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     setIntegerParam(MoenchSource, ADMoenchSourceSimulated);
     setStringParam(MoenchRawFile, "");
     setIntegerParam(MoenchFrameNumber, 0);
+    setIntegerParam(MoenchCycleFrames, 0);
 
     /* Low priority: the simulator's worker threads inherit it and keep every
      * CPU busy when AcquirePeriod is 0, which at the usual Medium priority
@@ -162,7 +175,7 @@ void ADMoenchSim::acquisitionTask()
 /** Reads the acquisition's settings, clamping the frame size; called with the lock held. */
 void ADMoenchSim::readSettings(Settings *settings)
 {
-    int sizeX, sizeY, maxSizeX, maxSizeY, seed, darkFrames;
+    int sizeX, sizeY, maxSizeX, maxSizeY, seed, darkFrames, cycleFrames;
     char rawPath[4096];
 
     getIntegerParam(ADImageMode, &settings->imageMode);
@@ -184,6 +197,8 @@ void ADMoenchSim::readSettings(Settings *settings)
     getDoubleParam(MoenchFlux, &settings->flux);
     getIntegerParam(MoenchDarkFrames, &darkFrames);
     settings->darkFrames = darkFrames > 0 ? (uint64_t)darkFrames : 0;
+    getIntegerParam(MoenchCycleFrames, &cycleFrames);
+    settings->cycleFrames = cycleFrames > 0 ? (uint64_t)cycleFrames : 0;
     getStringParam(MoenchRawFile, (int)sizeof(rawPath), rawPath);
     settings->rawPath = rawPath;
 }
@@ -214,19 +229,23 @@ bool ADMoenchSim::waitForNextFrame(epicsTimeStamp *due)
     }
     epicsTimeAddSeconds(due, period);
     double delay = epicsTimeDiffInSeconds(due, &now);
-    if (delay < -period) {
+    if (delay < -(period > catchUpSeconds ? period : catchUpSeconds)) {
         *due = now;
         return true;
     }
     if (delay <= 0.0) return true;
 
-    setIntegerParam(ADStatus, ADStatusWaiting);
-    callParamCallbacks();
+    bool showWaiting = delay >= waitingShownSeconds;
+    if (showWaiting) {
+        setIntegerParam(ADStatus, ADStatusWaiting);
+        callParamCallbacks();
+    }
     unlock();
     epicsEventStatus status = epicsEventWaitWithTimeout(stopEvent_, delay);
     lock();
     if (status == epicsEventOK) return false;
-    setIntegerParam(ADStatus, ADStatusAcquire);
+    if (showWaiting)
+        setIntegerParam(ADStatus, ADStatusAcquire);
     return true;
 }
 
@@ -276,6 +295,8 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
         rows_ = settings.rows;
         cols_ = settings.cols;
         nextSimFrame_ = 0;
+        rc = prepareCycle(settings, message);
+        if (rc != CC_OK) return rc;
     }
     try {
         batch_.resize(batchFrames * rows_ * cols_);
@@ -288,6 +309,44 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
     }
     batchCount_ = 0;
     batchNext_ = 0;
+    return CC_OK;
+}
+
+/** Simulates the data frames that MoenchCycleFrames repeats, unless those
+  * of the last acquisition fit (same seed, flux, size and first frame).
+  * Called without the lock, after the simulator is made. */
+int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
+{
+    if (settings.cycleFrames == 0) {
+        std::vector<uint16_t>().swap(cycle_);
+        cycleKey_.clear();
+        return CC_OK;
+    }
+    char key[160];
+    epicsSnprintf(key, sizeof(key), "%u %u %llu %.17g %llu %llu", (unsigned)rows_,
+                  (unsigned)cols_, (unsigned long long)settings.seed, settings.flux,
+                  (unsigned long long)settings.darkFrames,
+                  (unsigned long long)settings.cycleFrames);
+    if (cycleKey_ == key) return CC_OK;
+    cycleKey_.clear();
+    try {
+        cycle_.resize(settings.cycleFrames * rows_ * cols_);
+    } catch (const std::bad_alloc &) {
+        std::vector<uint16_t>().swap(cycle_);
+        epicsSnprintf(message, CC_MESSAGE_SIZE,
+                      "no memory for %llu frames to cycle: lower MoenchCycleFrames",
+                      (unsigned long long)settings.cycleFrames);
+        return CC_ENOMEM;
+    }
+    /* The frames the simulator would make next after the dark frames. */
+    int rc = cc_simulator_frames(simulator_, settings.darkFrames,
+                                 (size_t)settings.cycleFrames, &cycle_[0], NULL);
+    if (rc != CC_OK) {
+        epicsSnprintf(message, CC_MESSAGE_SIZE, "simulating the frames to cycle: %s",
+                      cc_strerror(rc));
+        return rc;
+    }
+    cycleKey_ = key;
     return CC_OK;
 }
 
@@ -342,6 +401,7 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
     size_t n = framesWanted < batchFrames ? (size_t)framesWanted : batchFrames;
     int rc;
     *endOfRun = false;
+    batchData_ = &batch_[0];
     batchCount_ = 0;
     batchNext_ = 0;
 
@@ -368,6 +428,17 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
 
     /* A batch is all dark or all with photons: the two are made by different calls. */
     bool dark = nextSimFrame_ < settings.darkFrames;
+    if (!dark && settings.cycleFrames > 0) {
+        /* The cycle's frames, in place; frame numbers keep counting. */
+        uint64_t k = (nextSimFrame_ - settings.darkFrames) % settings.cycleFrames;
+        if (settings.cycleFrames - k < n) n = (size_t)(settings.cycleFrames - k);
+        batchData_ = &cycle_[k * rows_ * cols_];
+        for (size_t i = 0; i < n; i++)
+            batchNumbers_[i] = nextSimFrame_ + i;
+        nextSimFrame_ += n;
+        batchCount_ = n;
+        return CC_OK;
+    }
     if (dark && settings.darkFrames - nextSimFrame_ < n)
         n = (size_t)(settings.darkFrames - nextSimFrame_);
     rc = dark ? cc_simulator_dark_frames(simulator_, nextSimFrame_, n, &batch_[0])
@@ -449,7 +520,7 @@ void ADMoenchSim::runAcquisition()
             size_t dims[2] = {cols_, rows_};
             pArray = this->pNDArrayPool->alloc(2, dims, NDUInt16, 0, NULL);
             if (pArray)
-                memcpy(pArray->pData, &batch_[batchNext_ * framePixels],
+                memcpy(pArray->pData, batchData_ + batchNext_ * framePixels,
                        framePixels * sizeof(uint16_t));
         }
         lock();
@@ -574,7 +645,7 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
         int maxSize;
         getIntegerParam(function == ADSizeX ? ADMaxSizeX : ADMaxSizeY, &maxSize);
         status = ADDriver::writeInt32(pasynUser, clampInt(value, 1, maxSize));
-    } else if (function == MoenchDarkFrames) {
+    } else if (function == MoenchDarkFrames || function == MoenchCycleFrames) {
         setIntegerParam(function, value < 0 ? 0 : value);
     } else if (function == MoenchSource) {
         if (value == ADMoenchSourceSimulated || value == ADMoenchSourceRawFile) {

@@ -41,6 +41,7 @@ typedef enum {
 #define MoenchSourceString      "MOENCH_SOURCE"        /* (asynInt32,   r/w) ADMoenchSource_t */
 #define MoenchRawFileString     "MOENCH_RAW_FILE"      /* (asynOctet,   r/w) Master JSON file of the run to replay */
 #define MoenchFrameNumberString "MOENCH_FRAME_NUMBER"  /* (asynInt32,   r/o) Frame number of the last frame */
+#define MoenchCycleFramesString "MOENCH_CYCLE_FRAMES"  /* (asynInt32,   r/w) Data frames simulated once and repeated; 0 = all simulated */
 
 /** Streams simulated or replayed MÖNCH frames. Settings are taken at the
   * start of each acquisition; changes during one apply to the next. */
@@ -64,6 +65,7 @@ protected:
     int MoenchSource;
     int MoenchRawFile;
     int MoenchFrameNumber;
+    int MoenchCycleFrames;
 
 private:
     /* What one acquisition runs with, read from the parameters at its start. */
@@ -76,6 +78,7 @@ private:
         uint64_t seed;
         double flux;
         uint64_t darkFrames;
+        uint64_t cycleFrames;  /* 0: every data frame simulated */
         std::string rawPath;
     };
 
@@ -91,6 +94,7 @@ private:
     int produceBatch(const Settings &settings, uint64_t framesWanted,
                      bool *endOfRun, char *message);
     int reopenRawRun(const Settings &settings, char *message);
+    int prepareCycle(const Settings &settings, char *message);
     void reportRawNotices();
 
     epicsEventId startEvent_;
@@ -103,8 +107,13 @@ private:
     uint32_t cols_;
     std::vector<uint16_t> batch_;
     std::vector<uint64_t> batchNumbers_;
-    size_t batchCount_;  /* frames in batch_ */
-    size_t batchNext_;   /* next frame of batch_ to deliver */
+    const uint16_t *batchData_;  /* the batch's pixels: batch_, or part of cycle_ */
+    size_t batchCount_;  /* frames at batchData_ */
+    size_t batchNext_;   /* next frame of the batch to deliver */
+    /* The data frames repeated when MoenchCycleFrames > 0, kept across
+     * acquisitions while the settings they were made with stay. */
+    std::vector<uint16_t> cycle_;
+    std::string cycleKey_;
     uint64_t nextSimFrame_;  /* simulator frame index of the next batch */
     std::string rawNotice_;  /* latest raw-reader notice, for ADStatusMessage */
 
