@@ -1,0 +1,254 @@
+/*
+ * source_totals: what the finder finds in the frames the example IOC's
+ * simulated source (ADMoenchSim) sends, computed with the core alone, so
+ * that an IOC run can be compared with it exactly.
+ *
+ * The source sends DARK dark frames (simulator dark frames 0, 1, ...),
+ * then data frames DARK, DARK + 1, ...; with --cycle K the data frames
+ * DARK .. DARK + K - 1 over and over. The plugin trains on the first
+ * PEDESTAL arrays and finds clusters in the rest. This program does the
+ * same, on the CPU backend, and prints the frames, clusters stored and
+ * dropped; the spectrum (the plugin's defaults: sum, 400 bins on
+ * [0, 2000)) and the hit map can be written one count a line.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clustercore.h"
+
+#define BATCH 64
+
+struct options {
+    uint64_t seed, dark, pedestal, frames, cycle;
+    double flux, nsigma;
+    uint32_t size, max_clusters, threads;
+    const char *spectrum_path, *hitmap_path;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: source_totals --frames N [options]\n"
+            "  --frames N          arrays the source sends after its dark frames\n"
+            "  --dark N            dark frames first (MoenchDarkFrames, default 0)\n"
+            "  --pedestal N        arrays the plugin trains on (PedestalFrames,\n"
+            "                      default 1000)\n"
+            "  --cycle K           data frames repeated (MoenchCycleFrames, 0 = none)\n"
+            "  --seed N --flux X   MoenchSeed (default 1), MoenchFlux (default 2330)\n"
+            "  --size N            cluster size N x N (default 3)\n"
+            "  --nsigma X          (default 5)\n"
+            "  --max-clusters N    MaxClusters (default 5000)\n"
+            "  --threads N         CPU threads, 0 = one per CPU (default 0)\n"
+            "  --spectrum FILE     spectrum counts, one a line\n"
+            "  --hitmap FILE       hit map counts, row-major, one a line\n");
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    static const struct option longs[] = {
+        {"frames", 1, 0, 'f'},  {"dark", 1, 0, 'd'},
+        {"pedestal", 1, 0, 'p'}, {"cycle", 1, 0, 'c'},
+        {"seed", 1, 0, 's'},    {"flux", 1, 0, 'x'},
+        {"size", 1, 0, 'z'},    {"nsigma", 1, 0, 'n'},
+        {"max-clusters", 1, 0, 'm'}, {"threads", 1, 0, 't'},
+        {"spectrum", 1, 0, 'S'}, {"hitmap", 1, 0, 'H'},
+        {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+    *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
+                          .nsigma = 5, .size = 3, .max_clusters = 5000};
+    bool have_frames = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        char *end = NULL;
+        unsigned long long n = 0;
+        if (c != 'x' && c != 'n' && c != 'S' && c != 'H' && c != 'h' &&
+            c != '?')
+            n = strtoull(optarg, &end, 10);
+        switch (c) {
+        case 'f': o->frames = n; have_frames = true; break;
+        case 'd': o->dark = n; break;
+        case 'p': o->pedestal = n; break;
+        case 'c': o->cycle = n; break;
+        case 's': o->seed = n; break;
+        case 'z': o->size = (uint32_t)n; break;
+        case 'm': o->max_clusters = (uint32_t)n; break;
+        case 't': o->threads = (uint32_t)n; break;
+        case 'x': o->flux = strtod(optarg, &end); break;
+        case 'n': o->nsigma = strtod(optarg, &end); break;
+        case 'S': o->spectrum_path = optarg; break;
+        case 'H': o->hitmap_path = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+        if (end != NULL && (*end != '\0' || end == optarg)) {
+            fprintf(stderr, "source_totals: bad value '%s'\n", optarg);
+            return -1;
+        }
+    }
+    if (!have_frames || optind != argc || o->pedestal < 2) {
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+/* The whole run: frame i of the source's sequence, trained or processed. */
+struct run {
+    const struct options *o;
+    cc_simulator *simulator;
+    cc_finder *finder;
+    cc_clusters *clusters;
+    cc_spectrum *spectrum;
+    cc_hitmap *hitmap;
+    uint16_t *batch, *cycle;
+    size_t pixels;
+};
+
+/* Up to n frames of the sequence from frame i, not crossing the dark/data,
+ * training and cycle boundaries; *frames points at them. */
+static int next_frames(struct run *r, uint64_t i, size_t *n,
+                       const uint16_t **frames)
+{
+    const struct options *o = r->o;
+    uint64_t limit = *n;
+    if (i < o->dark && o->dark - i < limit)
+        limit = o->dark - i;
+    if (i < o->pedestal && o->pedestal - i < limit)
+        limit = o->pedestal - i;
+    if (i >= o->dark && o->cycle > 0) {
+        uint64_t k = (i - o->dark) % o->cycle;
+        if (o->cycle - k < limit)
+            limit = o->cycle - k;
+        *n = (size_t)limit;
+        *frames = r->cycle + k * r->pixels;
+        return CC_OK;
+    }
+    *n = (size_t)limit;
+    *frames = r->batch;
+    return i < o->dark
+               ? cc_simulator_dark_frames(r->simulator, i, *n, r->batch)
+               : cc_simulator_frames(r->simulator, i, *n, r->batch, NULL);
+}
+
+static int set_up(struct run *r, char *message)
+{
+    const struct options *o = r->o;
+    cc_simulator_config sim;
+    cc_simulator_config_init(&sim);
+    sim.seed = o->seed;
+    sim.flux = o->flux;
+    sim.threads = o->threads;
+    int rc = cc_simulator_new(&r->simulator, &sim, message);
+    if (rc != CC_OK)
+        return rc;
+    cc_config config;
+    cc_config_init(&config);
+    config.rows = sim.rows;
+    config.cols = sim.cols;
+    config.cluster_size_x = config.cluster_size_y = o->size;
+    config.nsigma = o->nsigma;
+    config.pedestal_frames = (uint32_t)o->pedestal;
+    config.max_clusters = o->max_clusters;
+    config.threads = o->threads;
+    config.backend = CC_BACKEND_CPU; /* the reference; every backend agrees */
+    rc = cc_finder_new(&r->finder, &config, message);
+    if (rc != CC_OK)
+        return rc;
+    r->pixels = (size_t)sim.rows * sim.cols;
+    r->batch = malloc(BATCH * r->pixels * sizeof *r->batch);
+    if (o->cycle > 0)
+        r->cycle = malloc(o->cycle * r->pixels * sizeof *r->cycle);
+    if (r->batch == NULL || (o->cycle > 0 && r->cycle == NULL) ||
+        cc_clusters_new(&r->clusters) != CC_OK ||
+        cc_spectrum_new(&r->spectrum, CC_ENERGY_SUM, 400, 0, 2000) != CC_OK ||
+        cc_hitmap_new(&r->hitmap, sim.rows, sim.cols) != CC_OK) {
+        snprintf(message, CC_MESSAGE_SIZE, "out of memory");
+        return CC_ENOMEM;
+    }
+    if (o->cycle > 0)
+        rc = cc_simulator_frames(r->simulator, o->dark, (size_t)o->cycle,
+                                 r->cycle, NULL);
+    return rc;
+}
+
+static int run_all(struct run *r, char *message)
+{
+    const struct options *o = r->o;
+    uint64_t total = o->dark + o->frames;
+    for (uint64_t i = 0; i < total;) {
+        size_t n = total - i < BATCH ? (size_t)(total - i) : BATCH;
+        const uint16_t *frames;
+        int rc = next_frames(r, i, &n, &frames);
+        if (rc == CC_OK)
+            rc = i < o->pedestal
+                     ? cc_finder_train(r->finder, frames, n)
+                     : cc_finder_process(r->finder, frames, NULL, n,
+                                         r->clusters);
+        if (rc == CC_OK && i >= o->pedestal &&
+            ((rc = cc_spectrum_add(r->spectrum, r->clusters)) == CC_OK))
+            rc = cc_hitmap_add(r->hitmap, r->clusters);
+        if (rc != CC_OK) {
+            snprintf(message, CC_MESSAGE_SIZE, "frame %" PRIu64 ": %s", i,
+                     cc_strerror(rc));
+            return rc;
+        }
+        i += n;
+    }
+    return CC_OK;
+}
+
+static int write_counts(const char *path, const void *counts, size_t n,
+                        bool wide)
+{
+    FILE *out = fopen(path, "w");
+    if (out == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%" PRIu64 "\n",
+                wide ? ((const uint64_t *)counts)[i]
+                     : (uint64_t)((const uint32_t *)counts)[i]);
+    return fclose(out);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    if (parse(argc, argv, &o) != 0)
+        return 2;
+    struct run r = {.o = &o};
+    char message[CC_MESSAGE_SIZE] = "";
+    int rc = set_up(&r, message);
+    if (rc == CC_OK)
+        rc = run_all(&r, message);
+    cc_finder_stats stats;
+    if (rc == CC_OK)
+        rc = cc_finder_get_stats(r.finder, &stats);
+    if (rc == CC_OK) {
+        printf("frames %" PRIu64 "\nclusters %" PRIu64 "\ndropped %" PRIu64
+               "\n", stats.frames_processed, stats.clusters,
+               stats.clusters_dropped);
+        if ((o.spectrum_path != NULL &&
+             write_counts(o.spectrum_path, cc_spectrum_counts(r.spectrum),
+                          cc_spectrum_bins(r.spectrum), true) != 0) ||
+            (o.hitmap_path != NULL &&
+             write_counts(o.hitmap_path, cc_hitmap_counts(r.hitmap),
+                          r.pixels, false) != 0)) {
+            snprintf(message, sizeof message, "cannot write the counts");
+            rc = CC_EIO;
+        }
+    }
+    if (rc != CC_OK)
+        fprintf(stderr, "source_totals: %s\n",
+                message[0] != '\0' ? message : cc_strerror(rc));
+    cc_hitmap_destroy(r.hitmap);
+    cc_spectrum_destroy(r.spectrum);
+    cc_clusters_destroy(r.clusters);
+    cc_finder_destroy(r.finder);
+    cc_simulator_destroy(r.simulator);
+    free(r.batch);
+    free(r.cycle);
+    return rc == CC_OK ? 0 : 1;
+}
