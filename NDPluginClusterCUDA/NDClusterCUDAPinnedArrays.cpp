@@ -57,6 +57,7 @@ extern "C" int NDClusterCUDAPinnedArrays(int enable)
             NDArrayPool::setDefaultFrameMemoryFunctions(malloc, cc_host_free);
         pinnedNow = false;
         printf("%s: NDArray frame buffers come from malloc\n", commandName);
+        fflush(stdout);
         return 0;
     }
     NDArrayPool::setDefaultFrameMemoryFunctions(cc_host_alloc, cc_host_free);
@@ -74,6 +75,7 @@ extern "C" int NDClusterCUDAPinnedArrays(int enable)
     if (interruptAccept)
         printf("%s: called after iocInit: buffers the pools already hold "
                "stay as they were allocated\n", commandName);
+    fflush(stdout); /* scripts read the IOC's log for this line */
     return 0;
 }
 
