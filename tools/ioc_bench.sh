@@ -1,0 +1,154 @@
+#!/bin/bash
+# ioc_bench.sh: the example IOC's chain at full rate. It starts the IOC on
+# a private Channel Access port (loopback), trains the pedestal, then for
+# each rate (0 = as fast as the source makes frames) and with NDFileHDF5
+# off and on (writing every frame's clusters in Stream mode) streams
+# ADMoenchSim's cycled simulated frames through NDPluginClusterCUDA and
+# prints one markdown table row per run:
+#   source and plugin frames/s (ArrayCounter rates), dropped arrays of the
+#   plugin and of the HDF5 writer, the plugin's queue (least free / size),
+#   ExecutionTime_RBV and FinderTime_RBV (means of samples every 0.5 s)
+#   and their difference, the plugin's own cost per array; the IOC's CPU
+#   (utime + stime from /proc, in cores) and everything else's on the
+#   machine (from /proc/stat), which shows what else was running.
+# Needs only bash, awk and EPICS's caget/caput; runs from a build tree or
+# from the device bundle (tools/ioc_device_bundle.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+usage() {
+    cat <<EOF
+usage: ioc_bench.sh [options]
+  --backend cpu|cuda|auto   the plugin's Backend (default cpu)
+  --streams N               NumStreams, CUDA streams (default 2)
+  --size N                  cluster size N x N (default 3)
+  --rates LIST              frames/s, 0 = as fast as the source can
+                            (default 0,1300,6000,20000,50000)
+  --seconds T               measured seconds per run (default 10)
+  --warmup T                seconds streamed before measuring (default 2)
+  --hdf5 off|on|both        NDFileHDF5 writing the clusters (default both)
+  --cycle K                 MoenchCycleFrames (default 500)
+  --max-clusters N          MaxClusters, rows of each output array (default 3000)
+  --pedestal N              PedestalFrames (default 1000)
+  --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
+  --files DIR               where HDF5 files are written (default a
+                            temporary folder; each run's file is deleted)
+  --ioc COMMAND             starts the IOC (default BUILD/ioc/run-iocClusterCUDA)
+  --epics-bin DIR           caget and caput (default: the build's EPICS base)
+  --build DIR               the build tree (default: build/ beside tools/)
+  --log FILE                keep the IOC's output there
+EOF
+}
+backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
+warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
+files="" ioc="" epics_bin="" build="$here/../build" log=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
+    --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
+    --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
+    --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
+    --ioc) ioc=$2 ;; --epics-bin) epics_bin=$2 ;; --build) build=$2 ;;
+    --log) log=$2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+    esac
+    shift 2 || { usage >&2; exit 2; }
+done
+case $backend in cpu|cuda|auto) ;; *) usage >&2; exit 2 ;; esac
+case $hdf5 in off) hdf5_modes=0 ;; on) hdf5_modes=1 ;; both) hdf5_modes="0 1" ;;
+    *) usage >&2; exit 2 ;; esac
+export PINNED_ARRAYS=$pinned
+. "$here/ioc_lib.sh"
+files=${files:-$work}
+mkdir -p "$files"
+
+start_ioc
+set_up_finder "$backend" "$streams" "$size" "$max_clusters" "$pedestal"
+train_pedestal "$pedestal"
+backend_in_use "$backend"
+queue_size=$(get "${C}QueueSize_RBV")
+puts "$S" MoenchDarkFrames:0 MoenchCycleFrames:"$cycle" ImageMode:2
+
+# HDF5 in Stream mode, every cluster array, one file per run.
+hdf5_start() {
+    putstr "${H}FilePath" "$files/"
+    putstr "${H}FileName" "bench"
+    putstr "${H}FileTemplate" "%s%s_%d.h5"
+    # NumCapture 0: until stopped (a large number would size HDF5's chunk
+    # cache and NDFileHDF5's performance buffer by it).
+    puts "$H" AutoIncrement:1 FileWriteMode:2 LazyOpen:1 NumCapture:0 \
+        EnableCallbacks:1
+    "$caput" -w 1 "${H}Capture" 1 >/dev/null 2>&1 || true
+}
+hdf5_stop() {
+    "$caput" -w 1 "${H}Capture" 0 >/dev/null 2>&1 || true
+    wait_for "${H}Capture_RBV" 0 120 || say "HDF5 capture did not stop"
+    hdf5_frames=$(get "${H}NumCaptured_RBV")
+    hdf5_bytes=$(du -cb "$files"/bench_*.h5 2>/dev/null | awk 'END{print $1 + 0}')
+    rm -f "$files"/bench_*.h5
+    put "${H}EnableCallbacks" 0
+}
+
+counters() { # source, plugin and HDF5 counters, drops, clusters
+    get "${S}ArrayCounter_RBV" "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" \
+        "${H}ArrayCounter_RBV" "${H}DroppedArrays_RBV" "${C}TotalClusters_RBV" | tr '\n' ' '
+}
+
+# One run: RATE HDF5 -> a table row.
+run() {
+    rate=$1 with_hdf5=$2
+    if [ "$rate" = 0 ]; then period=0; else period=$(awk "BEGIN{printf \"%.9f\", 1/$rate}"); fi
+    put "${S}AcquirePeriod" "$period"
+    [ "$with_hdf5" = 1 ] && hdf5_start
+    start_acquire
+    sleep "$warmup"
+    read -r s0 p0 d0 h0 hd0 k0 <<<"$(counters)"
+    t0=$(now) c0=$(cpu_ticks) b0=$(busy_ticks)
+    : >"$work/samples"
+    end=$(awk "BEGIN{printf \"%.3f\", $t0 + $seconds}")
+    while awk "BEGIN{exit !($(now) < $end)}"; do
+        getf "${C}ExecutionTime_RBV" "${C}FinderTime_RBV" "${C}QueueFree" |
+            tr '\n' ' ' >>"$work/samples"
+        echo >>"$work/samples"
+        sleep 0.5
+    done
+    read -r s1 p1 d1 h1 hd1 k1 <<<"$(counters)"
+    t1=$(now) c1=$(cpu_ticks) b1=$(busy_ticks)
+    put "${S}Acquire" 0
+    hdf5_bytes=0 hdf5_frames=0
+    [ "$with_hdf5" = 1 ] && hdf5_stop
+    # Let the plugin's queue drain before the next run.
+    wait_for "${C}QueueFree" "$queue_size" 120 || say "the plugin's queue did not drain"
+    awk -v rate="$rate" -v hdf5="$with_hdf5" -v t="$(awk "BEGIN{printf \"%.6f\", $t1 - $t0}")" \
+        -v s="$((s1 - s0))" -v p="$((p1 - p0))" -v d="$((d1 - d0))" \
+        -v h="$((h1 - h0))" -v hd="$((hd1 - hd0))" -v k="$(awk "BEGIN{printf \"%.0f\", $k1 - $k0}")" \
+        -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
+        -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" '
+        { n++; exec += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
+        END {
+            e = n ? exec / n : 0; f = n ? finder / n : 0
+            printf "| %s | %s | %.0f | %.0f | %d | %s | %d/%d (mean %.0f) | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %s |\n",
+                rate == 0 ? "max" : rate, hdf5 ? "Stream" : "off", s / t, p / t, d,
+                hdf5 ? hd : "-", qmin, qsize, n ? qsum / n : 0, e, f, e - f,
+                cpu / tck / t, (busy - cpu) / tck / t, p ? k / p : 0,
+                hdf5 && written ? sprintf("%.0f", bytes / written * h / 1048576 / t) : "-"
+        }' "$work/samples"
+}
+
+echo "IOC chain: $(machine)"
+echo
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --pedestal $pedestal --pinned $pinned"
+echo "- finder: $backend_rbv"
+echo "- NDArray buffers: $pinned_note"
+echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | ExecutionTime ms | FinderTime ms | plugin cost ms | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for with_hdf5 in $hdf5_modes; do
+    for rate in ${rates//,/ }; do
+        say "rate ${rate/#0/max}, HDF5 $([ "$with_hdf5" = 1 ] && echo on || echo off)"
+        run "$rate" "$with_hdf5"
+    done
+done
+echo
+echo "IOC resident memory at the end: $(($(rss_kib) / 1024)) MiB (peak $(($(awk '/^VmHWM/{print $2}' "/proc/$pid/status") / 1024)) MiB)."

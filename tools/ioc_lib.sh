@@ -1,0 +1,108 @@
+# ioc_lib.sh: what tools/ioc_bench.sh and tools/ioc_soak.sh share, sourced
+# by them (bash): the example IOC started on a private Channel Access port
+# on loopback and stopped on exit, Channel Access helpers, and /proc
+# readings. Before sourcing, a script sets ioc (the command that starts
+# the IOC; default BUILD/ioc/run-iocClusterCUDA), epics_bin (caget and
+# caput; default the build's EPICS base), build (the build tree) and log
+# (where the IOC's output goes; default in the scratch folder).
+ioc=${ioc:-$build/ioc/run-iocClusterCUDA}
+if [ -z "${epics_bin:-}" ]; then
+    caget=""
+    [ -r "$build/ioc/epicsTools" ] && . "$build/ioc/epicsTools"
+    [ -n "$caget" ] || { echo "$0: no --epics-bin and no $build/ioc/epicsTools" >&2; exit 2; }
+    epics_bin=$(dirname "$caget")
+fi
+caget=$epics_bin/caget caput=$epics_bin/caput
+[ -x "$caget" ] && [ -x "$caput" ] || { echo "$0: no caget/caput in $epics_bin" >&2; exit 2; }
+[ -x "$ioc" ] || { echo "$0: cannot run $ioc" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
+log=${log:-$work/ioc.log}
+export EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000)) EPICS_CA_AUTO_ADDR_LIST=NO \
+    EPICS_CA_ADDR_LIST=127.0.0.1 EPICS_CAS_INTF_ADDR_LIST=127.0.0.1 \
+    EPICS_CA_MAX_ARRAY_BYTES=10000000 PREFIX="B$$:" \
+    IOCSH_HISTFILE="$work/iocsh_history"
+P=$PREFIX C=${PREFIX}Cluster1: H=${PREFIX}HDF1: S=${PREFIX}cam1:
+pid=""
+say() { echo "$(basename "$0" .sh): $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# start_ioc: the IOC, its shell reading a FIFO this script holds open
+# (closing it ends the IOC); pinned_note says what NDArray buffers get.
+start_ioc() {
+    rm -f "$work/stdin" && mkfifo "$work/stdin"
+    "$ioc" <"$work/stdin" >"$log" 2>&1 &
+    pid=$!
+    exec 9>"$work/stdin"
+    for _ in $(seq 100); do
+        "$caget" -w 0.2 "${C}PluginType_RBV" >/dev/null 2>&1 && break
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "the IOC ended"; }
+        sleep 0.2
+    done
+    "$caget" -w 1 "${C}PluginType_RBV" >/dev/null 2>&1 ||
+        { cat "$log" >&2; die "the IOC did not start"; }
+    pinned_note=$(sed -n 's/^NDClusterCUDAPinnedArrays: NDArray frame buffers come from //p' "$log" | head -1)
+    pinned_note=${pinned_note:-malloc (NDClusterCUDAPinnedArrays not called)}
+}
+stop_ioc() {
+    [ -n "$pid" ] || return 0
+    exec 9>&-
+    for _ in $(seq 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=""
+}
+trap 'stop_ioc; rm -rf "$work"' EXIT
+
+get() { "$caget" -t -n -f0 -w 5 "$@"; }   # numbers, integers exact
+getf() { "$caget" -t -w 5 "$@"; }         # as the record formats them
+getstr() { "$caget" -t -S -w 5 "$1"; }
+put() { "$caput" -c -w 30 "$1" "$2" >/dev/null || die "caput $1 $2 failed"; }
+putstr() { "$caput" -S -w 5 "$1" "$2" >/dev/null || die "caput $1 $2 failed"; }
+# puts PREFIX NAME:VALUE...: put PREFIX+NAME VALUE for each.
+puts() {
+    local prefix=$1 setting
+    shift
+    for setting in "$@"; do put "$prefix${setting%%:*}" "${setting#*:}"; done
+}
+# wait_for PV VALUE SECONDS: until PV reads VALUE; false after SECONDS.
+wait_for() {
+    for _ in $(seq $(($3 * 5))); do [ "$(get "$1")" = "$2" ] && return 0; sleep 0.2; done
+    return 1
+}
+# start_acquire: Acquire=1 without waiting for completion.
+start_acquire() { "$caput" -w 1 "${S}Acquire" 1 >/dev/null 2>&1 || true; }
+
+# The finder's settings, and the pedestal trained on simulated dark frames.
+# set_up_finder BACKEND(cpu|cuda|auto) STREAMS SIZE MAX_CLUSTERS PEDESTAL
+set_up_finder() {
+    local state
+    case $1 in cpu) state=CPU ;; cuda) state=CUDA ;; *) state=Auto ;; esac
+    put "${C}EnableCallbacks" 1
+    putstr "${C}Backend" "$state"
+    puts "$C" NumStreams:"$2" ClusterSizeX:"$3" ClusterSizeY:"$3" \
+        MaxClusters:"$4" PedestalFrames:"$5"
+    put "${S}ArrayCallbacks" 1
+}
+train_pedestal() { # FRAMES
+    puts "$S" AcquirePeriod:0 MoenchCycleFrames:0 MoenchDarkFrames:"$1" \
+        ImageMode:1 NumImages:"$1"
+    say "training the pedestal on $1 simulated dark frames"
+    "$caput" -c -w 600 "${S}Acquire" 1 >/dev/null
+    wait_for "${C}PedestalState_RBV" 1 60 ||
+        die "the pedestal did not train: $(getstr "${C}StatusMessage_RBV")"
+}
+# The finder in use, and a warning when it is not the backend asked for.
+backend_in_use() { # ASKED
+    backend_rbv=$(getstr "${C}Backend_RBV")
+    case $1:$backend_rbv in
+    cuda:CUDA*|cpu:CPU*|auto:*) ;;
+    *) say "asked for $1, running: $backend_rbv" ;;
+    esac
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }  # the IOC's
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$pid/status"; }
+now() { date +%s.%N; }
+machine() {
+    echo "$(uname -n), $(getconf _NPROCESSORS_ONLN) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
