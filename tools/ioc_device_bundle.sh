@@ -1,0 +1,139 @@
+#!/bin/bash
+# ioc_device_bundle.sh [BUILD [BUNDLE]]: packs the example IOC of a build
+# (default build/, configured with CUDA) into a folder (default
+# .ioc-bundle/, git-ignored) that runs on a machine with no EPICS and no
+# package registry, such as the lent H200 (Ubuntu 24.04: glibc, libstdc++
+# and the NVIDIA driver are there; everything else travels):
+#   bin/      the IOC, caget/caput/camonitor (tools/ holds source_totals)
+#   lib/      libclustercore, the plugin, ADMoenchSim, EPICS base, asyn,
+#             busy, calc, sscan, ADCore, libcudart and the Debian libraries
+#             they need (HDF5, TIFF, XML2, ...), stripped; not glibc,
+#             libstdc++ or libgcc_s, which every target has
+#   ioc/ db/ adcore/db/ iocBoot/   iocClusterCUDA.dbd, our templates,
+#             ADCore's, and st.cmd
+#   tools/    ioc_bench.sh, ioc_soak.sh, ioc_lib.sh
+#   run.sh    unpacks what travels gzipped (ICU's 30 MiB of data), sets
+#             LD_LIBRARY_PATH, writes the paths of where it lies, and runs
+#             the benchmark with the CUDA backend (run.sh without arguments
+#             says how)
+# It bundles what is built here; it never fetches or builds anything.
+# Then it checks the bundle: every library of every program resolves into
+# lib/ or to the system's glibc and C++ runtime.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+bundle=${2:-$top/.ioc-bundle}
+say() { echo "ioc_device_bundle: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+ioc_bin=$build/ioc/.libs/iocClusterCUDA
+[ -x "$ioc_bin" ] || die "no IOC in $build (configure found no EPICS, or it is not built)"
+. "$build/ioc/epicsTools"                      # caget=, caput=, ADCORE_OP_ADL=
+epics_bin=$(dirname "$caget")
+adcore=${ADCORE_OP_ADL%/ADApp/op/adl}
+build_libs=$build/clusterCore/.libs:$build/NDPluginClusterCUDA/.libs:$build/moenchSource/.libs
+
+# The C library and C++ runtime every Linux target has: not bundled.
+system_lib() {
+    case $1 in
+    linux-vdso.so.*|ld-linux-x86-64.so.*|libc.so.*|libm.so.*|libpthread.so.*|\
+    libdl.so.*|librt.so.*|libresolv.so.*|libutil.so.*|libstdc++.so.*|libgcc_s.so.*)
+        return 0 ;;
+    esac
+    return 1
+}
+
+rm -rf "$bundle"
+mkdir -p "$bundle"/{bin,lib,ioc,db,adcore/db,iocBoot/iocClusterCUDA,tools}
+source_totals=$build/tools/.libs/source_totals
+[ -x "$source_totals" ] || source_totals=$build/tools/source_totals
+programs="$ioc_bin $epics_bin/caget $epics_bin/caput $epics_bin/camonitor $source_totals"
+cp "$ioc_bin" "$epics_bin/caget" "$epics_bin/caput" "$epics_bin/camonitor" "$bundle/bin/"
+cp "$source_totals" "$bundle/tools/"        # where ioc_soak.sh --build finds it
+
+# Every library the programs need, under the name they ask for.
+LD_LIBRARY_PATH=$build_libs ldd $programs 2>/dev/null |
+    awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
+    while read -r name path; do
+        system_lib "$name" && continue
+        cp -L "$path" "$bundle/lib/$name"
+    done
+ls "$bundle/lib" | grep -q libcudart ||
+    say "note: this build has no CUDA backend (no libcudart): the bundle runs the CPU backend only"
+chmod u+w "$bundle"/bin/* "$bundle"/lib/* "$bundle/tools/source_totals"
+strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/* "$bundle/tools/source_totals"
+
+# Databases, templates and the start-up script.
+cp "$build/ioc/iocClusterCUDA.dbd" "$bundle/ioc/"
+cp "$top"/db/*.template "$top"/db/*.req "$bundle/db/"
+cp "$adcore"/db/*.template "$adcore"/db/*.req "$bundle/adcore/db/"
+cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
+cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_soak.sh "$top"/tools/ioc_lib.sh "$bundle/tools/"
+
+cat >"$bundle/run.sh" <<'EOF'
+#!/bin/bash
+# run.sh [bench|soak|ioc|check|all] [OPTIONS]: the example IOC from this
+# bundle, wherever it lies, with nothing but its own libraries besides
+# glibc, libstdc++ and the NVIDIA driver.
+#   bench [OPTIONS]  tools/ioc_bench.sh --backend cuda OPTIONS (later
+#                    options win: --backend cpu, --pinned 0, --rates ...)
+#   soak [OPTIONS]   tools/ioc_soak.sh --backend cuda OPTIONS
+#   ioc              the IOC alone, its shell on this terminal
+#   check            what the programs and libraries take from outside
+#                    lib/ (only glibc, libstdc++, libgcc_s: else say so)
+#   all              the benchmark set for the GPU machine: CUDA with
+#                    page-locked arrays (HDF5 off and on), CUDA with
+#                    pageable arrays, the CPU backend, 5 s a run (about
+#                    6 minutes); markdown and IOC logs into $OUT (default .)
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH=$here/lib
+# Libraries that travel compressed (ICU's data, 30 MiB) are unpacked once.
+for packed in "$here"/lib/*.gz; do
+    [ -e "$packed" ] && [ ! -e "${packed%.gz}" ] || continue
+    gzip -dc "$packed" >"${packed%.gz}.part" && mv "${packed%.gz}.part" "${packed%.gz}"
+done
+cat >"$here/ioc/envPaths" <<PATHS
+epicsEnvSet("CLUSTER_BUILD", "$here")
+epicsEnvSet("CLUSTER_TOP", "$here")
+epicsEnvSet("ADCORE", "$here/adcore")
+epicsEnvSet("EPICS_BASE", "$here")
+PATHS
+printf 'caget=%s\ncaput=%s\n' "$here/bin/caget" "$here/bin/caput" >"$here/ioc/epicsTools"
+printf '#!/bin/sh\ncd "%s/ioc" && exec ../bin/iocClusterCUDA ../iocBoot/iocClusterCUDA/st.cmd\n' \
+    "$here" >"$here/ioc/run-iocClusterCUDA"
+chmod +x "$here/ioc/run-iocClusterCUDA"
+what=${1:-help}
+[ $# -gt 0 ] && shift
+case $what in
+bench) exec "$here/tools/ioc_bench.sh" --build "$here" --backend cuda "$@" ;;
+soak) exec "$here/tools/ioc_soak.sh" --build "$here" --backend cuda "$@" ;;
+ioc) exec "$here/ioc/run-iocClusterCUDA" ;;
+check) # what resolves outside lib/: only the system's C and C++ runtime
+    ldd "$here"/bin/* "$here"/lib/*.so* "$here/tools/source_totals" 2>/dev/null |
+        awk -v lib="$here/lib/" '$2 == "=>" && index($3, lib) != 1 {print $1, $2, $3}' |
+        sort | uniq -c ;;
+all)
+    out=${OUT:-.} bench="$here/tools/ioc_bench.sh --build $here --seconds 5 --warmup 2"
+    $bench --backend cuda --hdf5 both --log "$out/ioc_cuda_pinned.log" "$@" >"$out/ioc_bench_cuda_pinned.md"
+    $bench --backend cuda --pinned 0 --hdf5 off --log "$out/ioc_cuda_pageable.log" "$@" >"$out/ioc_bench_cuda_pageable.md"
+    $bench --backend cpu --hdf5 off --rates 0,1300,6000,20000 --log "$out/ioc_cpu.log" "$@" >"$out/ioc_bench_cpu.md"
+    cat "$out"/ioc_bench_cuda_pinned.md "$out"/ioc_bench_cuda_pageable.md "$out"/ioc_bench_cpu.md ;;
+*) awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; exit 2 ;;
+esac
+EOF
+chmod +x "$bundle/run.sh"
+
+# The check: with LD_LIBRARY_PATH on lib/ alone, every dependency of every
+# program and library is in lib/ or is the system's C and C++ runtime.
+bad=$(LD_LIBRARY_PATH=$bundle/lib ldd "$bundle"/bin/* "$bundle"/lib/* "$bundle/tools/source_totals" 2>&1 |
+    awk -v lib="$bundle/lib/" '
+        /:$/ { file = $1; next }
+        $2 == "=>" && $3 == "not" { print file, $1, "not found"; next }
+        $2 == "=>" && index($3, lib) != 1 { print file, $1, $3 }' |
+    while read -r file name path; do system_lib "$name" || echo "$file $name $path"; done)
+[ -z "$bad" ] || { echo "$bad" >&2; die "libraries resolve outside the bundle"; }
+# What is large and compresses well travels gzipped; run.sh unpacks it.
+for big in $(find "$bundle/lib" -type f -size +16M); do gzip -9 "$big"; done
+size=$(du -sm "$bundle" | cut -f1)
+say "$bundle: $(ls "$bundle/lib" | wc -l) libraries, $size MiB; every library resolves into lib/ or to glibc/libstdc++"
+[ "$size" -lt 60 ] || say "warning: $size MiB, over the 60 MiB budget"
