@@ -20,8 +20,9 @@ usage: ioc_soak.sh [options]
   --seed N          MoenchSeed (default 1)
   --backend B       cpu, cuda or auto (default cpu)
   --interval T      seconds between samples (default 30)
-  --expected FILE   source_totals output of an earlier run with the same
-                    settings (with FILE.spectrum and FILE.hitmap beside it)
+  --expected FILE   where source_totals' results are kept (FILE,
+                    FILE.spectrum, FILE.hitmap); when FILE exists, from an
+                    earlier run with the same settings, it is not run again
   --ioc, --epics-bin, --build, --log   as for ioc_bench.sh
 EOF
 }
@@ -42,8 +43,8 @@ done
 . "$here/ioc_lib.sh"
 max_clusters=5000 # the plugin's default, and source_totals'
 
-if [ -z "$expected" ]; then
-    expected=$work/expected
+expected=${expected:-$work/expected}
+if [ ! -s "$expected" ]; then
     say "the core alone: $frames frames after $pedestal dark ones ($(date -u +%H:%M) UTC)"
     start=$(now)
     "$build/tools/source_totals" --frames "$frames" --dark "$pedestal" \
@@ -67,20 +68,23 @@ echo "- command: ioc_soak.sh --frames $frames --rate $rate --pedestal $pedestal 
 echo "- NDArray buffers: $pinned_note"
 echo "- load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| elapsed (s) | frames through the plugin | frames/s since last | IOC RSS (MiB) | plugin dropped | plugin queue free | IOC CPU (cores) | other CPU (cores) |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| elapsed (s) | frames through the plugin | frames/s since last | IOC RSS (MiB) | NDArray pools (MiB) | RSS − pools (MiB) | plugin dropped | plugin queue free | IOC CPU (cores) | other CPU (cores) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 start_acquire
 t_start=$(now) last_t=$t_start last_n=0 last_c=$(cpu_ticks) last_b=$(busy_ticks)
 tck=$(getconf CLK_TCK)
 while :; do
     sleep "$interval"
     read -r n dropped queue <<<"$(get "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" "${C}QueueFree" | tr '\n' ' ')"
+    # The pools that hold frames, cluster arrays and hit maps (MiB).
+    pools=$(getf "${S}PoolUsedMem" "${C}PoolUsedMem" "${P}image1:PoolUsedMem" | awk '{s += $1} END {print s}')
     t=$(now) c=$(cpu_ticks) b=$(busy_ticks)
     awk -v t="$t" -v t0="$t_start" -v lt="$last_t" -v n="$n" -v ln="$last_n" \
-        -v rss="$(rss_kib)" -v d="$dropped" -v q="$queue" -v c="$((c - last_c))" \
-        -v b="$((b - last_b))" -v tck="$tck" 'BEGIN {
-        printf "| %.0f | %d | %.0f | %.1f | %d | %d | %.2f | %.2f |\n", t - t0, n,
-            (n - ln) / (t - lt), rss / 1024, d, q, c / tck / (t - lt), (b - c) / tck / (t - lt) }'
+        -v rss="$(rss_kib)" -v pools="$pools" -v d="$dropped" -v q="$queue" \
+        -v c="$((c - last_c))" -v b="$((b - last_b))" -v tck="$tck" 'BEGIN {
+        printf "| %.0f | %d | %.0f | %.1f | %.1f | %.1f | %d | %d | %.2f | %.2f |\n", t - t0, n,
+            (n - ln) / (t - lt), rss / 1024, pools, rss / 1024 - pools, d, q,
+            c / tck / (t - lt), (b - c) / tck / (t - lt) }'
     last_t=$t last_n=$n last_c=$c last_b=$b
     [ "$n" -ge "$total" ] && break
     kill -0 "$pid" 2>/dev/null || die "the IOC ended: $(tail -5 "$log")"
