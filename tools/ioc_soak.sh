@@ -68,7 +68,7 @@ echo "- command: ioc_soak.sh --frames $frames --rate $rate --pedestal $pedestal 
 echo "- NDArray buffers: $pinned_note"
 echo "- load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| elapsed (s) | frames through the plugin | frames/s since last | IOC RSS (MiB) | NDArray pools (MiB) | RSS − pools (MiB) | plugin dropped | plugin queue free | IOC CPU (cores) | other CPU (cores) |"
+echo "| elapsed (s) | frames through the plugin | frames/s since last | IOC RSS (MiB) | NDArray pool (MiB) | RSS − pool (MiB) | plugin dropped | plugin queue free | IOC CPU (cores) | other CPU (cores) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 start_acquire
 t_start=$(now) last_t=$t_start last_n=0 last_c=$(cpu_ticks) last_b=$(busy_ticks)
@@ -76,8 +76,10 @@ tck=$(getconf CLK_TCK)
 while :; do
     sleep "$interval"
     read -r n dropped queue <<<"$(get "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" "${C}QueueFree" | tr '\n' ' ')"
-    # The pools that hold frames, cluster arrays and hit maps (MiB).
-    pools=$(getf "${S}PoolUsedMem" "${C}PoolUsedMem" "${P}image1:PoolUsedMem" | awk '{s += $1} END {print s}')
+    # The pool that holds frames, cluster arrays and hit maps (MiB): the
+    # source's, since a plugin allocates from the pool of the arrays it
+    # receives (its own PoolUsedMem then reports that pool too).
+    pools=$(getf "${S}PoolUsedMem")
     t=$(now) c=$(cpu_ticks) b=$(busy_ticks)
     awk -v t="$t" -v t0="$t_start" -v lt="$last_t" -v n="$n" -v ln="$last_n" \
         -v rss="$(rss_kib)" -v pools="$pools" -v d="$dropped" -v q="$queue" \
