@@ -15,6 +15,7 @@
 # from the device bundle (tools/ioc_device_bundle.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/ioc_lib.sh"
 usage() {
     cat <<EOF
 usage: ioc_bench.sh [options]
@@ -40,17 +41,14 @@ EOF
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
-files="" ioc="" epics_bin="" build="$here/../build" log=""
+files=""
 while [ $# -gt 0 ]; do
     case $1 in
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
     --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
-    --ioc) ioc=$2 ;; --epics-bin) epics_bin=$2 ;; --build) build=$2 ;;
-    --log) log=$2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) usage >&2; exit 2 ;;
+    *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
     esac
     shift 2 || { usage >&2; exit 2; }
 done
@@ -58,7 +56,7 @@ case $backend in cpu|cuda|auto) ;; *) usage >&2; exit 2 ;; esac
 case $hdf5 in off) hdf5_modes=0 ;; on) hdf5_modes=1 ;; both) hdf5_modes="0 1" ;;
     *) usage >&2; exit 2 ;; esac
 export PINNED_ARRAYS=$pinned
-. "$here/ioc_lib.sh"
+ioc_set_up
 files=${files:-$work}
 mkdir -p "$files"
 

@@ -1,28 +1,47 @@
 # ioc_lib.sh: what tools/ioc_bench.sh and tools/ioc_soak.sh share, sourced
-# by them (bash): the example IOC started on a private Channel Access port
-# on loopback and stopped on exit, Channel Access helpers, and /proc
-# readings. Before sourcing, a script sets ioc (the command that starts
-# the IOC; default BUILD/ioc/run-iocClusterCUDA), epics_bin (caget and
-# caput; default the build's EPICS base), build (the build tree) and log
-# (where the IOC's output goes; default in the scratch folder).
-ioc=${ioc:-$build/ioc/run-iocClusterCUDA}
-if [ -z "${epics_bin:-}" ]; then
-    caget=""
-    [ -r "$build/ioc/epicsTools" ] && . "$build/ioc/epicsTools"
-    [ -n "$caget" ] || { echo "$0: no --epics-bin and no $build/ioc/epicsTools" >&2; exit 2; }
-    epics_bin=$(dirname "$caget")
-fi
-caget=$epics_bin/caget caput=$epics_bin/caput
-[ -x "$caget" ] && [ -x "$caput" ] || { echo "$0: no caget/caput in $epics_bin" >&2; exit 2; }
-[ -x "$ioc" ] || { echo "$0: cannot run $ioc" >&2; exit 2; }
+# by them (bash) first thing: the options every script takes (--ioc,
+# --epics-bin, --build, --log, --help), the example IOC started on a
+# private Channel Access port on loopback and stopped on exit, Channel
+# Access helpers, and /proc readings. A script parses its own options,
+# hands the others to common_option, then calls ioc_set_up.
+ioc="" epics_bin="" log=""
+build=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build
+P="" C="" H="" S="" work=""
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
-log=${log:-$work/ioc.log}
-export EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000)) EPICS_CA_AUTO_ADDR_LIST=NO \
-    EPICS_CA_ADDR_LIST=127.0.0.1 EPICS_CAS_INTF_ADDR_LIST=127.0.0.1 \
-    EPICS_CA_MAX_ARRAY_BYTES=10000000 PREFIX="B$$:" \
-    IOCSH_HISTFILE="$work/iocsh_history"
-P=$PREFIX C=${PREFIX}Cluster1: H=${PREFIX}HDF1: S=${PREFIX}cam1:
+# common_option OPTION VALUE: takes an option every script has, or fails.
+common_option() {
+    case $1 in
+    --ioc) ioc=$2 ;;              # the command that starts the IOC
+    --epics-bin) epics_bin=$2 ;;  # where caget and caput are
+    --build) build=$2 ;;          # the build tree (or the device bundle)
+    --log) log=$2 ;;              # where the IOC's output goes
+    -h|--help) usage; exit 0 ;;
+    *) return 1 ;;
+    esac
+}
+
+# ioc_set_up: checks the programs, makes the scratch folder and the
+# Channel Access environment of the IOC to come.
+ioc_set_up() {
+    ioc=${ioc:-$build/ioc/run-iocClusterCUDA}
+    if [ -z "$epics_bin" ]; then
+        caget=""
+        [ -r "$build/ioc/epicsTools" ] && . "$build/ioc/epicsTools"
+        [ -n "$caget" ] || { echo "$0: no --epics-bin and no $build/ioc/epicsTools" >&2; exit 2; }
+        epics_bin=$(dirname "$caget")
+    fi
+    caget=$epics_bin/caget caput=$epics_bin/caput
+    [ -x "$caget" ] && [ -x "$caput" ] || { echo "$0: no caget/caput in $epics_bin" >&2; exit 2; }
+    [ -x "$ioc" ] || { echo "$0: cannot run $ioc" >&2; exit 2; }
+    work=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
+    trap 'stop_ioc; rm -rf "$work"' EXIT
+    log=${log:-$work/ioc.log}
+    export EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000)) EPICS_CA_AUTO_ADDR_LIST=NO \
+        EPICS_CA_ADDR_LIST=127.0.0.1 EPICS_CAS_INTF_ADDR_LIST=127.0.0.1 \
+        EPICS_CA_MAX_ARRAY_BYTES=10000000 PREFIX="B$$:" \
+        IOCSH_HISTFILE="$work/iocsh_history"
+    P=$PREFIX C=${PREFIX}Cluster1: H=${PREFIX}HDF1: S=${PREFIX}cam1:
+}
 pid=""
 say() { echo "$(basename "$0" .sh): $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -50,8 +69,6 @@ stop_ioc() {
     for _ in $(seq 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=""
 }
-trap 'stop_ioc; rm -rf "$work"' EXIT
-
 get() { "$caget" -t -n -f0 -w 5 "$@"; }   # numbers, integers exact
 getf() { "$caget" -t -w 5 "$@"; }         # as the record formats them
 getstr() { "$caget" -t -S -w 5 "$1"; }

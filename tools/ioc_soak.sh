@@ -10,6 +10,7 @@
 # difference or dropped array.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/ioc_lib.sh"
 usage() {
     cat <<EOF
 usage: ioc_soak.sh [options]
@@ -27,20 +28,17 @@ usage: ioc_soak.sh [options]
 EOF
 }
 frames=1000000 rate=1300 pedestal=1000 cycle=500 seed=1 backend=cpu
-interval=30 expected="" ioc="" epics_bin="" build="$here/../build" log=""
+interval=30 expected=""
 while [ $# -gt 0 ]; do
     case $1 in
     --frames) frames=$2 ;; --rate) rate=$2 ;; --pedestal) pedestal=$2 ;;
     --cycle) cycle=$2 ;; --seed) seed=$2 ;; --backend) backend=$2 ;;
     --interval) interval=$2 ;; --expected) expected=$2 ;;
-    --ioc) ioc=$2 ;; --epics-bin) epics_bin=$2 ;; --build) build=$2 ;;
-    --log) log=$2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) usage >&2; exit 2 ;;
+    *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
     esac
     shift 2 || { usage >&2; exit 2; }
 done
-. "$here/ioc_lib.sh"
+ioc_set_up
 max_clusters=5000 # the plugin's default, and source_totals'
 
 expected=${expected:-$work/expected}
