@@ -182,6 +182,27 @@ static size_t first_slot_clusters(const struct cc__cuda *cuda)
     return cuda->chunk_frames * (cuda->pixels < 4096 ? cuda->pixels : 4096);
 }
 
+/* Gives a slot (re)allocated arrays for cuda->slot_clusters clusters. */
+static int allocate_slot_clusters(struct cc__cuda *cuda, struct slot *slot,
+                                  char *message)
+{
+    cudaFree(slot->cluster_x);
+    cudaFree(slot->cluster_y);
+    cudaFree(slot->cluster_values);
+    slot->cluster_x = slot->cluster_y = NULL;
+    slot->cluster_values = NULL;
+    slot->cluster_capacity = 0;
+    size_t clusters = cuda->slot_clusters;
+    CUDA_TRY(cudaMalloc(&slot->cluster_x, clusters * 2),
+             "allocating cluster arrays");
+    CUDA_TRY(cudaMalloc(&slot->cluster_y, clusters * 2),
+             "allocating cluster arrays");
+    CUDA_TRY(cudaMalloc(&slot->cluster_values, clusters * cuda->cells * 4),
+             "allocating cluster arrays");
+    slot->cluster_capacity = clusters;
+    return CC_OK;
+}
+
 static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
                          char *message)
 {
@@ -212,15 +233,7 @@ static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
              "clearing centre bitmaps");
     CUDA_TRY(cudaMalloc(&slot->counts, frames * 4), "allocating counts");
     CUDA_TRY(cudaMemset(slot->counts, 0, frames * 4), "clearing counts");
-    size_t clusters = cuda->slot_clusters;
-    CUDA_TRY(cudaMalloc(&slot->cluster_x, clusters * 2),
-             "allocating cluster arrays");
-    CUDA_TRY(cudaMalloc(&slot->cluster_y, clusters * 2),
-             "allocating cluster arrays");
-    CUDA_TRY(cudaMalloc(&slot->cluster_values, clusters * cuda->cells * 4),
-             "allocating cluster arrays");
-    slot->cluster_capacity = clusters;
-    return CC_OK;
+    return allocate_slot_clusters(cuda, slot, message);
 }
 
 static int allocate_chunk_buffers(struct cc__cuda *cuda, char *message)
@@ -631,20 +644,9 @@ static int grow_slot_clusters(struct cc__cuda *cuda, size_t clusters,
     CUDA_TRY(cudaDeviceSynchronize(), "finishing the GPU's work");
     cuda->slot_clusters = clusters;
     for (unsigned i = 0; i < cuda->n_slots; i++) {
-        struct slot *slot = &cuda->slots[i];
-        cudaFree(slot->cluster_x);
-        cudaFree(slot->cluster_y);
-        cudaFree(slot->cluster_values);
-        slot->cluster_x = slot->cluster_y = NULL;
-        slot->cluster_values = NULL;
-        slot->cluster_capacity = 0;
-        CUDA_TRY(cudaMalloc(&slot->cluster_x, clusters * 2),
-                 "allocating cluster arrays");
-        CUDA_TRY(cudaMalloc(&slot->cluster_y, clusters * 2),
-                 "allocating cluster arrays");
-        CUDA_TRY(cudaMalloc(&slot->cluster_values, clusters * cuda->cells * 4),
-                 "allocating cluster arrays");
-        slot->cluster_capacity = clusters;
+        int rc = allocate_slot_clusters(cuda, &cuda->slots[i], message);
+        if (rc != CC_OK)
+            return rc;
     }
     return CC_OK;
 }
