@@ -307,7 +307,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
 /* How the CUDA backend tiles frames, for tests that vary it: 0 keeps the
  * backend's choice. */
 struct cc__cuda_tuning {
-    uint32_t chunk_frames, tile_rows, tile_cols, threads;
+    uint32_t chunk_frames, steps, tile_rows, tile_cols, threads;
 };
 int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning);
 /* The same for a finder: CC_ESTATE unless it runs on CUDA. */

@@ -10,14 +10,25 @@
  * a namespace for each).
  */
 
-/* r = s/N and rms = sqrt(max(0, s2/N - r*r)); *s2_mean is s2/N. */
-static inline CC__HD real pixel_rms(real s, real s2, real n, real *s2_mean)
+/* r = s/N, the pixel's mean minus X0. */
+static inline CC__HD real pixel_offset(real s, real n)
 {
-    real r = s / n;
+    return s / n;
+}
+
+/* rms = sqrt(max(0, s2/N - r*r)) from r; *s2_mean is s2/N. */
+static inline CC__HD real pixel_rms_from_offset(real r, real s2, real n,
+                                                real *s2_mean)
+{
     *s2_mean = s2 / n;
     real var = *s2_mean - r * r;
     var = var < 0 ? (real)0 : var;
     return sqrt(var);
+}
+
+static inline CC__HD real pixel_rms(real s, real s2, real n, real *s2_mean)
+{
+    return pixel_rms_from_offset(pixel_offset(s, n), s2, n, s2_mean);
 }
 
 /* y = x - X0 after the ADC mask: an exact small integer. */
@@ -31,7 +42,7 @@ static inline CC__HD real pixel_y(uint16_t x, uint16_t adc_mask,
 static inline CC__HD real pixel_value(uint16_t x, uint16_t adc_mask,
                                       uint16_t baseline, real s, real n)
 {
-    return pixel_y(x, adc_mask, baseline) - s / n;
+    return pixel_y(x, adc_mask, baseline) - pixel_offset(s, n);
 }
 
 enum { PIXEL_EMIT = 1, PIXEL_QUIET = 2 };

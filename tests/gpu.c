@@ -1,8 +1,9 @@
 /*
  * gpu.c: the CUDA backend against the CPU backend, byte for byte: the
  * clusters of every frame and the pedestal after every batch, in both
- * precisions, for 1 to 8 streams, several launch shapes, batch sizes from
- * 1 to 100 and frame sizes that are and are not multiples of a tile.
+ * precisions, for 1 to 8 streams, several launch shapes and frames a
+ * launch, batch sizes from 1 to 100 and frame sizes that are and are not
+ * multiples of a tile.
  * Exits 77 (Automake's SKIP) with the reason when no GPU answers.
  * CC_GPU_TEST_FRAMES shortens the runs (for compute-sanitizer).
  */
@@ -174,7 +175,10 @@ START_TEST(identical_full_frames)
 {
     static const uint32_t streams[GPUS] = {1, 2, 4, 8};
     static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0}, {16, 4, 64, 128}, {7, 1, 400, 512}, {64, 2, 32, 64}};
+        {0, 0, 0, 0, 0},
+        {16, 3, 4, 64, 128},
+        {7, 8, 1, 400, 512},
+        {64, 5, 2, 32, 64}};
     struct pool pool = make_pool(400, 400, 2330);
     lockstep(&pool, config_for(&pool, _i), frames_to_run(10000), streams,
              tunings);
@@ -188,7 +192,10 @@ START_TEST(identical_odd_frames)
 {
     static const uint32_t streams[GPUS] = {1, 3, 2, 5};
     static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0}, {5, 3, 17, 96}, {1, 8, 128, 256}, {33, 1, 64, 32}};
+        {0, 0, 0, 0, 0},
+        {5, 2, 3, 17, 96},
+        {1, 1, 8, 128, 256},
+        {33, 16, 1, 64, 32}};
     struct pool pool = _i < 4 ? make_pool(160, 400, 930) : make_pool(37, 53, 30);
     lockstep(&pool, config_for(&pool, _i % 4), frames_to_run(2000), streams,
              tunings);
@@ -200,7 +207,7 @@ END_TEST
 START_TEST(identical_under_cap)
 {
     static const uint32_t streams[GPUS] = {1, 2, 4, 8};
-    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0}};
+    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0, 0}};
     struct pool pool = make_pool(400, 400, 2330);
     cc_config config = config_for(&pool, _i);
     config.max_clusters = 1000;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "clustercore.h"
+#include "internal.h" /* cc__finder_tune_cuda, for --cuda-shape */
 #ifdef CC_HAVE_CUDA
 #include "copy_ceiling.h"
 #endif
@@ -37,6 +38,7 @@ struct options {
     cc_precision precision;
     char sizes[64], threads[64], streams[64], batches[64];
     char backends[64], inputs[64];
+    struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
 };
 
 /* Frames in the three kinds of memory a caller may hand over. */
@@ -62,7 +64,11 @@ static void usage(FILE *out)
             "  --photons N       mean photons per frame (default 2330)\n"
             "  --seconds S       length of one timed run (default 1)\n"
             "  --repeats N       timed runs per figure, median reported (default 5)\n"
-            "  --precision float|double (default float)\n");
+            "  --precision float|double (default float)\n"
+            "  --cuda-shape STEPS,ROWS,COLS,THREADS[,CHUNK]\n"
+            "                    CUDA frames a decide launch, tile, threads a\n"
+            "                    block and frames a chunk (0: the backend's\n"
+            "                    choice, the default)\n");
 }
 
 static double now(void)
@@ -160,6 +166,12 @@ static double bench_one(const struct options *options, struct workload *work,
     cc_finder *finder;
     if (cc_finder_new(&finder, &config, message) != CC_OK) {
         fprintf(stderr, "clusterbench: %s\n", message);
+        return -1;
+    }
+    if (run->backend == CC_BACKEND_CUDA &&
+        cc__finder_tune_cuda(finder, &options->shape) != CC_OK) {
+        fprintf(stderr, "clusterbench: the GPU cannot take that shape\n");
+        cc_finder_destroy(finder);
         return -1;
     }
     size_t pixels = (size_t)options->rows * options->cols;
@@ -271,6 +283,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"seconds", required_argument, NULL, 'S'},
         {"repeats", required_argument, NULL, 'R'},
         {"precision", required_argument, NULL, 'P'},
+        {"cuda-shape", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt;
@@ -297,6 +310,18 @@ static int parse_options(int argc, char **argv, struct options *options)
             options->precision = strcmp(optarg, "double") == 0
                                      ? CC_PRECISION_DOUBLE
                                      : CC_PRECISION_FLOAT;
+            break;
+        case 'G':
+            if (sscanf(optarg,
+                       "%" SCNu32 ",%" SCNu32 ",%" SCNu32 ",%" SCNu32
+                       ",%" SCNu32,
+                       &options->shape.steps, &options->shape.tile_rows,
+                       &options->shape.tile_cols, &options->shape.threads,
+                       &options->shape.chunk_frames) < 4) {
+                fprintf(stderr, "clusterbench: --cuda-shape is "
+                                "STEPS,ROWS,COLS,THREADS[,CHUNK]\n");
+                return -1;
+            }
             break;
         case 'h': usage(stdout); exit(EXIT_SUCCESS);
         default: usage(stderr); return -1;

@@ -2,7 +2,10 @@
 # gpu_check.sh STEP...: on a machine with an NVIDIA GPU that has nvcc but
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
-# build, check, gpu, memcheck, racecheck, profile, quickbench, bench.
+# build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
+# sweep, bench. detail keeps Nsight Compute's stall and source reports of
+# the decide kernel in $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
+# STEPS,ROWS,COLS,THREADS ...) at the cluster sizes in $SWEEP_SIZES.
 #
 # It reads a kit folder ($GPU_KIT, default .device, git-ignored) holding
 # ndpluginclustercuda-*.tar.gz and check/include, check/lib (Debian's
@@ -46,18 +49,25 @@ for step in "$@"; do
     profile)
         log profile; cd $work/ndpluginclustercuda-*
         for size in 3 9; do
-            ncu --clock-control none -k regex:"decide|extract|clear" --launch-skip 2000 --launch-count 40 --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed ./tools/clusterbench --backends cuda --sizes $size --inputs pinned --streams 2 --batches 256 --frames 512 --repeats 1 --seconds 0.3 > $OUT/ncu_$size.txt 2>&1
-            echo "size $size"; grep -E "^  [a-z_]+kernel|duration|warps_active|dram" $OUT/ncu_$size.txt | awk '/kernel/{k=$1} /duration/{d[k]=d[k]" "$3} /warps_active/{w[k]=w[k]" "$3} END{for (k in d) print k, "us:", d[k], " warps%:", w[k]}'
-        done ;;
-    quickbench)
-        log quickbench; cd $work/ndpluginclustercuda-*
-        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1,2,4 --batches 256 --frames 512 --repeats 3 | tee $OUT/bench_cuda_pinned.md ;;
-    profile)
-        log profile; cd $work/ndpluginclustercuda-*
-        for size in 3 9; do
           for kernel in decide extract; do
             ncu --clock-control none -k regex:$kernel --launch-skip 300 --launch-count 3 --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active ./tools/clusterbench --backends cuda --sizes $size --inputs pinned --streams 2 --batches 256 --frames 512 --repeats 1 --seconds 0.2 2>&1 | grep -E "decide|extract|duration|throughput|warps_active" | head -12
           done
+        done ;;
+    detail)
+        log detail; cd $work/ndpluginclustercuda-*
+        for size in 3 9; do
+            run="./tools/clusterbench --backends cuda --sizes $size --inputs pinned --streams 2 --batches 256 --frames 512 --repeats 1 --seconds 0.2"
+            ncu --clock-control none -k regex:decide --launch-skip 300 --launch-count 1 --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis_Tables --section LaunchStats --section Occupancy $run > $OUT/detail_$size.txt 2>&1
+            ncu --clock-control none -k regex:decide --launch-skip 300 --launch-count 1 --section SourceCounters --page source --print-source sass --csv $run > $OUT/source_$size.csv 2>&1
+            grep -E "Stall|Issued|Eligible|Bank|Registers|Occupancy|Duration" $OUT/detail_$size.txt | head -30
+        done ;;
+    sweep)
+        log sweep; cd $work/ndpluginclustercuda-*
+        for size in ${SWEEP_SIZES:-3 9}; do
+            for shape in ${SWEEP_SHAPES:-8,25,50,512}; do
+                echo "size $size shape $shape"
+                ./tools/clusterbench --backends cuda --sizes $size --inputs pinned --streams 2 --batches 256 --frames 512 --repeats 3 --seconds 0.3 --cuda-shape $shape | grep "^| cuda"
+            done
         done ;;
     bench)
         log bench; cd $work/ndpluginclustercuda-*

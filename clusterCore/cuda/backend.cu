@@ -2,17 +2,23 @@
  * backend.cu: the CUDA backend's host side. A batch is cut into chunks of
  * frames; each chunk takes one of `streams` slots (its own device buffers
  * and copy stream), so that copying chunk j+1 in overlaps deciding chunk j
- * and extracting chunk j-1. Deciding runs on one stream, frame after
- * frame, because frame k must see the pedestal left by frame k-1; the
- * extraction of clusters runs on a second stream, chunk after chunk,
- * because each chunk appends after the last.
+ * and extracting chunk j-1. Deciding runs on one stream, a launch of up
+ * to `steps` frames after another, because frame k must see the pedestal
+ * left by frame k-1; the extraction of clusters runs on a second stream,
+ * chunk after chunk, because each chunk appends after the last.
  *
  * The state rotates through three device buffers: the committed one, read
- * by the batch's first frame, and two that the frames write in turn. The
- * committed index moves only when the whole batch succeeded, so a failed
- * batch leaves the pedestal as it was. Clusters go straight from the GPU
- * into the caller's cluster list, which this backend keeps in page-locked
- * memory; if it is too small, the batch runs again after growing it.
+ * by the batch's first launch, and two that the launches write in turn.
+ * The committed index moves only when the whole batch succeeded, so a
+ * failed batch leaves the pedestal as it was.
+ *
+ * A chunk's clusters are extracted into its slot's device arrays; once the
+ * host has read how many there are, the copy engine moves them into the
+ * caller's cluster list (kept in page-locked memory) on a download
+ * stream, while later chunks are decided. The host reads each chunk's
+ * count `streams` chunks behind the one it enqueues, so the GPU never
+ * waits for it. A slot whose arrays are too small makes the batch run
+ * again after they grow.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,29 +31,36 @@
 
 struct slot {
     cudaStream_t copy;
-    cudaEvent_t copied, decided, extracted;
+    cudaEvent_t copied, decided, extracted, downloaded;
     uint16_t *frames;  /* device: chunk_frames frames */
     uint16_t *staging; /* page-locked: for callers' pageable frames */
     void *v_planes;    /* device: a v plane per frame */
     uint32_t *bitmaps; /* device: a centre bitmap per frame, kept zero */
     uint32_t *counts;  /* device: centres per frame, kept zero */
+    uint16_t *cluster_x, *cluster_y; /* device: the chunk's clusters */
+    int32_t *cluster_values;
+    size_t cluster_capacity;
 };
 
 struct cc__cuda {
     int device;
     cc_precision precision;
     size_t pixels, real_size, bitmap_words;
-    cudaStream_t compute, output;
+    cudaStream_t compute, output, download;
     unsigned n_slots;
     struct slot slots[CC_STREAMS_MAX];
     uint32_t chunk_frames;
     cc__launch_shape shape;
+    cc__frame_geometry shape_geometry; /* the cluster size shapes fit */
+    size_t shared_limit; /* shared memory a decide block may use */
     uint16_t *baseline;  /* device: X0 */
     uint16_t *baseline_spare; /* device: where an upload goes first */
     void *state[3][2];   /* device: [buffer][s or s2] */
     int committed;       /* index of the committed buffer */
     uint32_t window;     /* the pedestal's N, from the last upload */
-    uint64_t *totals;    /* device: running cluster totals per chunk */
+    size_t cells;        /* values a cluster */
+    size_t slot_clusters; /* clusters each slot's arrays hold */
+    uint64_t *chunk_totals; /* page-locked: clusters per chunk of a batch */
     size_t totals_capacity;
     uint32_t *stored, *dropped; /* page-locked: per frame of a batch */
     size_t frames_capacity;
@@ -80,11 +93,16 @@ static void free_slot(struct slot *slot)
         cudaEventDestroy(slot->decided);
     if (slot->extracted != NULL)
         cudaEventDestroy(slot->extracted);
+    if (slot->downloaded != NULL)
+        cudaEventDestroy(slot->downloaded);
     cudaFree(slot->frames);
     cudaFreeHost(slot->staging);
     cudaFree(slot->v_planes);
     cudaFree(slot->bitmaps);
     cudaFree(slot->counts);
+    cudaFree(slot->cluster_x);
+    cudaFree(slot->cluster_y);
+    cudaFree(slot->cluster_values);
     memset(slot, 0, sizeof *slot);
 }
 
@@ -103,39 +121,86 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
         cudaStreamSynchronize(cuda->compute);
     if (cuda->output != NULL)
         cudaStreamSynchronize(cuda->output);
+    if (cuda->download != NULL)
+        cudaStreamSynchronize(cuda->download);
     free_chunk_buffers(cuda);
     if (cuda->compute != NULL)
         cudaStreamDestroy(cuda->compute);
     if (cuda->output != NULL)
         cudaStreamDestroy(cuda->output);
+    if (cuda->download != NULL)
+        cudaStreamDestroy(cuda->download);
     cudaFree(cuda->baseline);
     cudaFree(cuda->baseline_spare);
     for (int b = 0; b < 3; b++)
         for (int f = 0; f < 2; f++)
             cudaFree(cuda->state[b][f]);
-    cudaFree(cuda->totals);
+    cudaFreeHost(cuda->chunk_totals);
     cudaFreeHost(cuda->stored);
     cudaFreeHost(cuda->dropped);
     free(cuda);
 }
 
-/* Tiles of up to 8 x 128 pixels, one thread a pixel: a frame's kernel
- * is short and latency-bound, so it needs many warps in flight (with 256
- * threads a block, ncu saw 17 % of the H200's warp slots busy). Double
- * precision at 9x9 takes fewer rows, so that the padded v tile fits in
- * 48 KB of shared memory. */
-static cc__launch_shape default_shape(const cc_config *config,
-                                      size_t real_size)
+/* The most frames, up to shape.steps, that one decide block of the shape
+ * can hold in shared memory; 0 when not even one frame fits. */
+static uint32_t fit_steps(const struct cc__cuda *cuda,
+                          const cc__launch_shape &shape)
 {
-    cc__launch_shape shape = {8, 128, 1024};
-    uint32_t hx = config->cluster_size_x / 2, hy = config->cluster_size_y / 2;
-    while (shape.tile_rows > 1 &&
-           (shape.tile_rows + 2 * hy) * (shape.tile_cols + 2 * hx) *
-                   real_size >
-               48 * 1024)
-        shape.tile_rows /= 2;
-    shape.threads = shape.tile_rows * shape.tile_cols;
-    return shape;
+    uint32_t steps = shape.steps;
+    while (steps > 0 &&
+           cc__decide_shared_bytes(cuda->shape_geometry, shape, steps,
+                                   cuda->real_size) > cuda->shared_limit)
+        steps--;
+    return steps;
+}
+
+/* About one tile a multiprocessor (a 400 x 400 frame on the H200's 132
+ * is 8 x 16 tiles of 25 x 50 pixels), so that one launch fills the GPU
+ * once; 768 threads a block, which leaves registers for the extract
+ * kernel to run beside it (faster than 1024 on the H200 at 9 x 9, the
+ * same at 3 x 3); 8 frames a launch at 3 x 3 and fewer for larger
+ * windows, whose border costs more to decide again. */
+static void default_shape(struct cc__cuda *cuda, const cc_config *config,
+                          unsigned multiprocessors)
+{
+    uint32_t across = 8, down = multiprocessors / across;
+    down = down < 1 ? 1 : down;
+    uint32_t half = config->cluster_size_x > config->cluster_size_y
+                        ? config->cluster_size_x / 2
+                        : config->cluster_size_y / 2;
+    cuda->shape.tile_cols = (config->cols + across - 1) / across;
+    cuda->shape.tile_rows = (config->rows + down - 1) / down;
+    uint32_t most = cc__decide_max_threads(cuda->shape_geometry,
+                                           cuda->real_size);
+    cuda->shape.threads = most >= 768 ? 768 : most / 32 * 32;
+    cuda->shape.steps = half <= 1 ? 8 : half == 2 ? 4 : 2;
+}
+
+/* A first guess at the clusters a chunk finds, grown when one finds more. */
+static size_t first_slot_clusters(const struct cc__cuda *cuda)
+{
+    return cuda->chunk_frames * (cuda->pixels < 4096 ? cuda->pixels : 4096);
+}
+
+/* Gives a slot (re)allocated arrays for cuda->slot_clusters clusters. */
+static int allocate_slot_clusters(struct cc__cuda *cuda, struct slot *slot,
+                                  char *message)
+{
+    cudaFree(slot->cluster_x);
+    cudaFree(slot->cluster_y);
+    cudaFree(slot->cluster_values);
+    slot->cluster_x = slot->cluster_y = NULL;
+    slot->cluster_values = NULL;
+    slot->cluster_capacity = 0;
+    size_t clusters = cuda->slot_clusters;
+    CUDA_TRY(cudaMalloc(&slot->cluster_x, clusters * 2),
+             "allocating cluster arrays");
+    CUDA_TRY(cudaMalloc(&slot->cluster_y, clusters * 2),
+             "allocating cluster arrays");
+    CUDA_TRY(cudaMalloc(&slot->cluster_values, clusters * cuda->cells * 4),
+             "allocating cluster arrays");
+    slot->cluster_capacity = clusters;
+    return CC_OK;
 }
 
 static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
@@ -149,6 +214,9 @@ static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
     CUDA_TRY(cudaEventCreateWithFlags(&slot->decided, cudaEventDisableTiming),
              "creating an event");
     CUDA_TRY(cudaEventCreateWithFlags(&slot->extracted,
+                                      cudaEventDisableTiming),
+             "creating an event");
+    CUDA_TRY(cudaEventCreateWithFlags(&slot->downloaded,
                                       cudaEventDisableTiming),
              "creating an event");
     CUDA_TRY(cudaMalloc(&slot->frames, frames * cuda->pixels * 2),
@@ -165,7 +233,7 @@ static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
              "clearing centre bitmaps");
     CUDA_TRY(cudaMalloc(&slot->counts, frames * 4), "allocating counts");
     CUDA_TRY(cudaMemset(slot->counts, 0, frames * 4), "clearing counts");
-    return CC_OK;
+    return allocate_slot_clusters(cuda, slot, message);
 }
 
 static int allocate_chunk_buffers(struct cc__cuda *cuda, char *message)
@@ -200,6 +268,9 @@ static int open_device(struct cc__cuda *cuda, const cc_config *config,
     cc__message(description, CC_OK, "CUDA on %s (device %d), %u stream%s",
                 properties.name, cuda->device, config->streams,
                 config->streams == 1 ? "" : "s");
+    CUDA_TRY(cc__prepare_decide(cuda->device, &cuda->shared_limit),
+             "preparing the decide kernels");
+    default_shape(cuda, config, (unsigned)properties.multiProcessorCount);
     return CC_OK;
 }
 
@@ -209,6 +280,9 @@ static int allocate_state(struct cc__cuda *cuda, char *message)
              "creating the compute stream");
     CUDA_TRY(cudaStreamCreateWithFlags(&cuda->output, cudaStreamNonBlocking),
              "creating the output stream");
+    CUDA_TRY(cudaStreamCreateWithFlags(&cuda->download,
+                                       cudaStreamNonBlocking),
+             "creating the download stream");
     CUDA_TRY(cudaMalloc(&cuda->baseline, cuda->pixels * 2),
              "allocating the pedestal");
     CUDA_TRY(cudaMalloc(&cuda->baseline_spare, cuda->pixels * 2),
@@ -233,9 +307,22 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
     cuda->real_size = cc__precision_size(config->precision);
     cuda->bitmap_words = (cuda->pixels + 31) / 32;
     cuda->n_slots = config->streams;
-    cuda->chunk_frames = 32;
-    cuda->shape = default_shape(config, cuda->real_size);
+    /* Small enough that a batch's first copy and last extraction, which
+     * nothing overlaps, stay short; large enough to keep host calls few. */
+    cuda->chunk_frames = 16;
+    cuda->cells = (size_t)config->cluster_size_x * config->cluster_size_y;
+    cuda->slot_clusters = first_slot_clusters(cuda);
+    cuda->shape_geometry.half_x = config->cluster_size_x / 2;
+    cuda->shape_geometry.half_y = config->cluster_size_y / 2;
     int rc = open_device(cuda, config, description, message);
+    if (rc == CC_OK) {
+        cuda->shape.steps = fit_steps(cuda, cuda->shape);
+        if (cuda->shape.steps == 0)
+            rc = cc__message(message, CC_EDEVICE,
+                             "CUDA: a %u x %u tile does not fit the GPU's "
+                             "shared memory",
+                             cuda->shape.tile_rows, cuda->shape.tile_cols);
+    }
     if (rc == CC_OK)
         rc = allocate_state(cuda, message);
     if (rc != CC_OK) {
@@ -252,17 +339,26 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
 int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
 {
     char message[CC_MESSAGE_SIZE];
+    cc__launch_shape shape = cuda->shape;
     if (tuning->tile_rows != 0)
-        cuda->shape.tile_rows = tuning->tile_rows;
+        shape.tile_rows = tuning->tile_rows;
     if (tuning->tile_cols != 0)
-        cuda->shape.tile_cols = tuning->tile_cols;
+        shape.tile_cols = tuning->tile_cols;
     if (tuning->threads != 0)
-        cuda->shape.threads = tuning->threads;
+        shape.threads = tuning->threads;
+    if (tuning->steps != 0)
+        shape.steps = tuning->steps;
+    /* Asking for more frames a launch than fit means as many as fit. */
+    shape.steps = fit_steps(cuda, shape);
+    if (shape.steps == 0)
+        return CC_EINVAL;
+    cuda->shape = shape;
     if (tuning->chunk_frames != 0 && tuning->chunk_frames != cuda->chunk_frames) {
         cudaSetDevice(cuda->device);
         cudaDeviceSynchronize();
         free_chunk_buffers(cuda);
         cuda->chunk_frames = tuning->chunk_frames;
+        cuda->slot_clusters = first_slot_clusters(cuda);
         return allocate_chunk_buffers(cuda, message);
     }
     return CC_OK;
@@ -331,12 +427,13 @@ static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
                  "allocating per-frame counts");
         cuda->frames_capacity = capacity;
     }
-    if (n_chunks + 1 > cuda->totals_capacity) {
-        size_t capacity = n_chunks + 1 < 64 ? 64 : n_chunks + 1;
-        cudaFree(cuda->totals);
-        cuda->totals = NULL;
+    if (n_chunks > cuda->totals_capacity) {
+        size_t capacity = n_chunks < 64 ? 64 : n_chunks;
+        cudaFreeHost(cuda->chunk_totals);
+        cuda->chunk_totals = NULL;
         cuda->totals_capacity = 0;
-        CUDA_TRY(cudaMalloc(&cuda->totals, capacity * 8),
+        CUDA_TRY(cudaHostAlloc(&cuda->chunk_totals, capacity * 8,
+                               cudaHostAllocMapped | cudaHostAllocPortable),
                  "allocating cluster totals");
         cuda->totals_capacity = capacity;
     }
@@ -350,8 +447,18 @@ struct batch {
     bool pinned; /* frames can be copied to the GPU directly */
     cc__frame_geometry geometry;
     uint32_t max_clusters;
-    cc__cluster_output output;
+    cc_clusters *out;
+    size_t launches;      /* decide launches enqueued so far */
+    size_t placed;        /* clusters copied (or on their way) into out */
+    size_t slot_clusters; /* a slot's arrays need this many (0: they did) */
 };
+
+/* The state buffer decide launch `launch` of a batch writes: the two
+ * buffers other than the committed one, in turn. */
+static int state_written(const struct cc__cuda *cuda, size_t launch)
+{
+    return (cuda->committed + 1 + (int)(launch % 2)) % 3;
+}
 
 /* Enqueues the copy of one chunk's frames into its slot. */
 static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
@@ -378,21 +485,23 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
 
 template <typename T>
 static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
-                          const struct batch *batch, size_t first,
-                          size_t count, char *message)
+                          struct batch *batch, size_t count, char *message)
 {
     CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->copied, 0),
              "ordering the decisions");
     /* v planes, bitmaps and counts are free once extracted. */
     CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->extracted, 0),
              "ordering the decisions");
-    int work[2] = {(cuda->committed + 1) % 3, (cuda->committed + 2) % 3};
-    for (size_t i = 0; i < count; i++) {
-        size_t k = first + i;
-        int in = k == 0 ? cuda->committed : work[(k - 1) % 2];
-        int out = work[k % 2];
+    for (size_t i = 0; i < count; i += cuda->shape.steps) {
+        size_t n = count - i < cuda->shape.steps ? count - i
+                                                 : cuda->shape.steps;
+        size_t launch = batch->launches++;
+        int in = launch == 0 ? cuda->committed
+                             : state_written(cuda, launch - 1);
+        int out = state_written(cuda, launch);
         CUDA_TRY(cc__launch_decide<T>(
-                     batch->geometry, cuda->shape, slot->frames + i * cuda->pixels,
+                     batch->geometry, cuda->shape, cuda->shared_limit,
+                     (uint32_t)n, slot->frames + i * cuda->pixels,
                      cuda->baseline, (const T *)cuda->state[in][0],
                      (const T *)cuda->state[in][1], (T *)cuda->state[out][0],
                      (T *)cuda->state[out][1],
@@ -413,10 +522,20 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
 {
     CUDA_TRY(cudaStreamWaitEvent(cuda->output, slot->decided, 0),
              "ordering the extraction");
+    /* The slot's cluster arrays are free once copied out. */
+    CUDA_TRY(cudaStreamWaitEvent(cuda->output, slot->downloaded, 0),
+             "ordering the extraction");
+    cc__cluster_output output;
+    output.x = slot->cluster_x;
+    output.y = slot->cluster_y;
+    output.values = slot->cluster_values;
+    output.capacity = slot->cluster_capacity;
+    output.stored = cuda->stored;
+    output.dropped = cuda->dropped;
+    output.total = cuda->chunk_totals + chunk;
     CUDA_TRY(cc__launch_extract<T>(batch->geometry, (uint32_t)count,
                                    slot->bitmaps, (const T *)slot->v_planes,
-                                   slot->counts, cuda->totals + chunk,
-                                   batch->max_clusters, batch->output,
+                                   slot->counts, batch->max_clusters, output,
                                    (uint32_t)first, cuda->output),
              "launching the extract kernel");
     CUDA_TRY(cudaMemsetAsync(slot->counts, 0, count * 4, cuda->output),
@@ -426,31 +545,109 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
     return CC_OK;
 }
 
-/* Enqueues every chunk of the batch and waits for the last. */
+/* Points out's arrays at page-locked memory for needed clusters. */
+static int prepare_output(cc_clusters *out, size_t needed, char *message)
+{
+    cc__clusters_set_allocator(out, &cc__pinned_allocator);
+    if (cc__clusters_reserve(out, needed) != CC_OK)
+        return cc__message(message, CC_ENOMEM,
+                           "no page-locked memory for %zu clusters", needed);
+    return CC_OK;
+}
+
+/* Waits for a chunk's extraction and enqueues the copy of its clusters to
+ * the end of the caller's list, growing the list first if it must. */
+static int download_chunk(struct cc__cuda *cuda, struct batch *batch,
+                          size_t chunk, char *message)
+{
+    struct slot *slot = &cuda->slots[chunk % cuda->n_slots];
+    CUDA_TRY(cudaEventSynchronize(slot->extracted), "extracting clusters");
+    size_t total = (size_t)((volatile uint64_t *)cuda->chunk_totals)[chunk];
+    if (total > slot->cluster_capacity && total > batch->slot_clusters)
+        batch->slot_clusters = total;
+    if (batch->slot_clusters != 0)
+        return CC_OK; /* the batch runs again: copying is wasted */
+    cc_clusters *out = batch->out;
+    if (batch->placed + total > cc__clusters_capacity(out)) {
+        /* Copies in flight write the arrays that growing moves. */
+        CUDA_TRY(cudaStreamSynchronize(cuda->download), "copying clusters");
+        size_t needed = batch->placed + total;
+        int rc = prepare_output(out, needed + needed / 2, message);
+        if (rc != CC_OK)
+            return rc;
+    }
+    if (total != 0) {
+        size_t at = batch->placed;
+        CUDA_TRY(cudaMemcpyAsync(out->x + at, slot->cluster_x, total * 2,
+                                 cudaMemcpyDeviceToHost, cuda->download),
+                 "copying clusters from the GPU");
+        CUDA_TRY(cudaMemcpyAsync(out->y + at, slot->cluster_y, total * 2,
+                                 cudaMemcpyDeviceToHost, cuda->download),
+                 "copying clusters from the GPU");
+        CUDA_TRY(cudaMemcpyAsync(out->values + at * cuda->cells,
+                                 slot->cluster_values,
+                                 total * cuda->cells * 4,
+                                 cudaMemcpyDeviceToHost, cuda->download),
+                 "copying clusters from the GPU");
+    }
+    CUDA_TRY(cudaEventRecord(slot->downloaded, cuda->download),
+             "recording a copy");
+    batch->placed += total;
+    return CC_OK;
+}
+
+/* Enqueues every chunk of the batch, downloading each chunk's clusters
+ * `streams` chunks later, and waits for the last. */
 template <typename T>
-static int run_batch(struct cc__cuda *cuda, const struct batch *batch,
+static int run_batch(struct cc__cuda *cuda, struct batch *batch,
                      char *message)
 {
-    CUDA_TRY(cudaMemsetAsync(cuda->totals, 0, 8, cuda->output),
-             "clearing cluster totals");
-    size_t chunk = 0;
-    for (size_t first = 0; first < batch->n_frames;
-         first += cuda->chunk_frames, chunk++) {
+    batch->launches = 0;
+    batch->placed = 0;
+    batch->slot_clusters = 0;
+    size_t n_chunks =
+        (batch->n_frames + cuda->chunk_frames - 1) / cuda->chunk_frames;
+    for (size_t chunk = 0; chunk < n_chunks; chunk++) {
+        int rc = CC_OK;
+        if (chunk >= cuda->n_slots)
+            rc = download_chunk(cuda, batch, chunk - cuda->n_slots, message);
+        size_t first = chunk * cuda->chunk_frames;
         size_t count = batch->n_frames - first < cuda->chunk_frames
                            ? batch->n_frames - first
                            : cuda->chunk_frames;
         struct slot *slot = &cuda->slots[chunk % cuda->n_slots];
-        int rc = enqueue_copy(cuda, slot, batch, first, count, message);
         if (rc == CC_OK)
-            rc = enqueue_decide<T>(cuda, slot, batch, first, count, message);
+            rc = enqueue_copy(cuda, slot, batch, first, count, message);
+        if (rc == CC_OK)
+            rc = enqueue_decide<T>(cuda, slot, batch, count, message);
         if (rc == CC_OK)
             rc = enqueue_extract<T>(cuda, slot, batch, chunk, first, count,
                                     message);
         if (rc != CC_OK)
             return rc;
     }
-    CUDA_TRY(cudaStreamSynchronize(cuda->output), "running the batch");
+    size_t behind = n_chunks > cuda->n_slots ? n_chunks - cuda->n_slots : 0;
+    for (size_t chunk = behind; chunk < n_chunks; chunk++) {
+        int rc = download_chunk(cuda, batch, chunk, message);
+        if (rc != CC_OK)
+            return rc;
+    }
+    CUDA_TRY(cudaStreamSynchronize(cuda->download), "copying clusters");
     CUDA_TRY(cudaStreamSynchronize(cuda->compute), "running the batch");
+    return CC_OK;
+}
+
+/* Gives every slot cluster arrays of `clusters` clusters. */
+static int grow_slot_clusters(struct cc__cuda *cuda, size_t clusters,
+                              char *message)
+{
+    CUDA_TRY(cudaDeviceSynchronize(), "finishing the GPU's work");
+    cuda->slot_clusters = clusters;
+    for (unsigned i = 0; i < cuda->n_slots; i++) {
+        int rc = allocate_slot_clusters(cuda, &cuda->slots[i], message);
+        if (rc != CC_OK)
+            return rc;
+    }
     return CC_OK;
 }
 
@@ -480,16 +677,6 @@ static bool is_page_locked(const void *memory)
     return attributes.type == cudaMemoryTypeHost;
 }
 
-/* Points out's arrays at page-locked memory for needed clusters. */
-static int prepare_output(cc_clusters *out, size_t needed, char *message)
-{
-    cc__clusters_set_allocator(out, &cc__pinned_allocator);
-    if (cc__clusters_reserve(out, needed) != CC_OK)
-        return cc__message(message, CC_ENOMEM,
-                           "no page-locked memory for %zu clusters", needed);
-    return CC_OK;
-}
-
 static int first_failure(int rc, struct cc__cuda *cuda)
 {
     if (rc != CC_OK)
@@ -514,7 +701,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     }
     size_t n_chunks = (n_frames + cuda->chunk_frames - 1) / cuda->chunk_frames;
     int rc = reserve_batch(cuda, n_frames, n_chunks, message);
-    /* A first guess at the clusters; a batch that finds more runs again. */
+    /* A first guess at the clusters; the list grows as chunks find more. */
     size_t capacity = cc__clusters_capacity(out);
     if (capacity < n_frames * 256)
         capacity = n_frames * 256;
@@ -533,33 +720,25 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     batch.geometry.nsigma = config->nsigma;
     batch.geometry.c3nsigma = cc__c3nsigma(config);
     batch.max_clusters = config->max_clusters;
+    batch.out = out;
     for (int attempt = 0; attempt < 2 && rc == CC_OK; attempt++) {
-        batch.output.x = out->x;
-        batch.output.y = out->y;
-        batch.output.values = out->values;
-        /* The arrays grow apart (values by cells at a time): the
-         * smallest bounds what the GPU may write. */
-        batch.output.capacity = cc__clusters_capacity(out);
-        batch.output.stored = cuda->stored;
-        batch.output.dropped = cuda->dropped;
         rc = first_failure(cuda->precision == CC_PRECISION_DOUBLE
                                ? run_batch<double>(cuda, &batch, message)
                                : run_batch<float>(cuda, &batch, message),
                            cuda);
-        uint64_t total = 0;
-        if (rc == CC_OK)
-            rc = first_failure(
-                cudaMemcpy(&total, cuda->totals + n_chunks, 8,
-                           cudaMemcpyDeviceToHost) == cudaSuccess
-                    ? CC_OK
-                    : cuda_failure(message, "reading the cluster total",
-                                   cudaGetLastError()),
-                cuda);
-        if (rc != CC_OK || total <= batch.output.capacity)
+        if (rc != CC_OK || batch.slot_clusters == 0)
             break;
         /* Headroom, so that the next batches rarely run twice. */
-        rc = prepare_output(out, (size_t)(total + total / 2), message);
+        rc = first_failure(grow_slot_clusters(cuda,
+                                              batch.slot_clusters +
+                                                  batch.slot_clusters / 2,
+                                              message),
+                           cuda);
     }
+    /* The same frames find the same clusters, so a second run fits. */
+    if (rc == CC_OK && batch.slot_clusters != 0)
+        rc = cc__message(message, CC_EDEVICE,
+                         "CUDA: a chunk's clusters outgrew their arrays twice");
     if (rc != CC_OK) {
         cc__clusters_clear(out, nx, ny);
         return rc;
@@ -577,7 +756,6 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
         out->n_clusters += entry->count;
     }
     /* The batch succeeded whole: its last state becomes the pedestal. */
-    int work[2] = {(cuda->committed + 1) % 3, (cuda->committed + 2) % 3};
-    cuda->committed = work[(n_frames - 1) % 2];
+    cuda->committed = state_written(cuda, batch.launches - 1);
     return CC_OK;
 }

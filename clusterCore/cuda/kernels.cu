@@ -34,35 +34,100 @@ __global__ void clear_kernel(uint32_t *bitmaps, size_t n_words)
 /* Selects the kernels of one precision. */
 template <typename T> struct kernels_of;
 template <> struct kernels_of<float> {
-    static constexpr auto decide = precision_float::decide_kernel;
+    static constexpr auto &decide = precision_float::decide_kernels;
     static constexpr auto extract = precision_float::extract_kernel;
 };
 template <> struct kernels_of<double> {
-    static constexpr auto decide = precision_double::decide_kernel;
+    static constexpr auto &decide = precision_double::decide_kernels;
     static constexpr auto extract = precision_double::extract_kernel;
 };
+
+/* Threads a block each decide kernel can take (its registers bound it),
+ * [double?][half_y - 1][half_x - 1], read once by cc__prepare_decide. */
+static int decide_max_threads[2][4][4];
+
+/* Whether a cluster size has a decide kernel: odd sides of 3 to 9. */
+static bool decide_exists(const cc__frame_geometry &geometry)
+{
+    return geometry.half_x >= 1 && geometry.half_x <= 4 &&
+           geometry.half_y >= 1 && geometry.half_y <= 4;
+}
+
+size_t cc__decide_shared_bytes(const cc__frame_geometry &geometry,
+                               const cc__launch_shape &shape, uint32_t steps,
+                               size_t real_size)
+{
+    /* The layout decide_kernel carves: s, s2, y, r and v (with spare
+     * rows) in the working precision, then X0 and the staged frames. */
+    size_t height = shape.tile_rows + 2 * (size_t)steps * geometry.half_y;
+    size_t width = shape.tile_cols + 2 * (size_t)steps * geometry.half_x;
+    size_t cells = height * width;
+    return (5 * cells + (DECIDE_ROWS - 1) * width) * real_size +
+           (1 + (size_t)steps) * cells * sizeof(uint16_t);
+}
+
+cudaError_t cc__prepare_decide(int device, size_t *limit)
+{
+    int optin = 0;
+    cudaError_t error = cudaDeviceGetAttribute(
+        &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (error != cudaSuccess)
+        return error;
+    *limit = (size_t)optin;
+    for (int hy = 0; hy < 4; hy++)
+        for (int hx = 0; hx < 4; hx++) {
+            const void *kernel[2] = {
+                (const void *)kernels_of<float>::decide[hy][hx],
+                (const void *)kernels_of<double>::decide[hy][hx]};
+            for (int k = 0; k < 2; k++) {
+                cudaFuncAttributes attributes;
+                error = cudaFuncSetAttribute(
+                    kernel[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                    optin);
+                if (error == cudaSuccess)
+                    error = cudaFuncGetAttributes(&attributes, kernel[k]);
+                if (error != cudaSuccess)
+                    return error;
+                decide_max_threads[k][hy][hx] = attributes.maxThreadsPerBlock;
+            }
+        }
+    return cudaSuccess;
+}
+
+uint32_t cc__decide_max_threads(const cc__frame_geometry &geometry,
+                                size_t real_size)
+{
+    if (!decide_exists(geometry))
+        return 0;
+    return (uint32_t)decide_max_threads[real_size == sizeof(double)]
+                                       [geometry.half_y - 1]
+                                       [geometry.half_x - 1];
+}
 
 template <typename T>
 cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const cc__launch_shape &shape,
-                              const uint16_t *frame, const uint16_t *baseline,
+                              size_t shared_limit, uint32_t n_frames,
+                              const uint16_t *frames, const uint16_t *baseline,
                               const T *s_in, const T *s2_in, T *s_out,
-                              T *s2_out, T *v_plane, uint32_t *bitmap,
-                              uint32_t *count, cudaStream_t stream)
+                              T *s2_out, T *v_planes, uint32_t *bitmaps,
+                              uint32_t *counts, cudaStream_t stream)
 {
-    /* A tile and its half-window border must fit the default 48 KB of
-     * shared memory; the backend picks shapes that do. */
-    size_t shared = (size_t)(shape.tile_rows + 2 * geometry.half_y) *
-                    (shape.tile_cols + 2 * geometry.half_x) * sizeof(T);
+    size_t shared =
+        cc__decide_shared_bytes(geometry, shape, n_frames, sizeof(T));
     if (shape.threads == 0 || shape.threads % 32 != 0 ||
-        shape.threads > 1024 || shape.tile_rows == 0 ||
-        shape.tile_cols == 0 || shared > 48 * 1024)
+        shape.threads > cc__decide_max_threads(geometry, sizeof(T)) ||
+        shape.tile_rows == 0 ||
+        shape.tile_cols == 0 || n_frames == 0 || n_frames > shape.steps ||
+        shared > shared_limit || !decide_exists(geometry) ||
+        (size_t)geometry.rows * geometry.cols >= UINT32_MAX)
         return cudaErrorInvalidConfiguration;
     dim3 grid((geometry.cols + shape.tile_cols - 1) / shape.tile_cols,
               (geometry.rows + shape.tile_rows - 1) / shape.tile_rows);
-    kernels_of<T>::decide<<<grid, shape.threads, shared, stream>>>(
-        geometry, shape.tile_rows, shape.tile_cols, frame, baseline, s_in,
-        s2_in, s_out, s2_out, v_plane, bitmap, count);
+    kernels_of<T>::decide[geometry.half_y - 1][geometry.half_x - 1]<<<
+        grid, shape.threads, shared, stream>>>(
+        geometry, shape.tile_rows, shape.tile_cols, n_frames, frames,
+        baseline, s_in, s2_in, s_out, s2_out, v_planes, bitmaps, counts);
     return cudaGetLastError();
 }
 
@@ -70,19 +135,19 @@ template <typename T>
 cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
                                uint32_t n_frames, uint32_t *bitmaps,
                                const T *v_planes, const uint32_t *counts,
-                               uint64_t *totals, uint32_t max_clusters,
+                               uint32_t max_clusters,
                                const cc__cluster_output &output,
                                uint32_t first_frame, cudaStream_t stream)
 {
     /* Each frame is shared by four blocks of 512 threads (a 400 x 400
-     * bitmap is ten words a thread), so a chunk of 32 frames keeps 128
-     * of the H200's 132 multiprocessors busy gathering values. */
+     * bitmap is ten words a thread); a chunk's blocks run beside the next
+     * chunk's decide blocks, which leave room for one each. */
     const unsigned threads = 512, blocks_per_frame = 4;
     if (n_frames == 0)
         return cudaSuccess;
     dim3 grid(n_frames, blocks_per_frame);
     kernels_of<T>::extract<<<grid, threads, 0, stream>>>(
-        geometry, bitmaps, v_planes, counts, totals, max_clusters, output,
+        geometry, bitmaps, v_planes, counts, max_clusters, output,
         first_frame, n_frames);
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess)
@@ -98,12 +163,12 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
 
 #define CC__INSTANTIATE(T)                                                    \
     template cudaError_t cc__launch_decide<T>(                                \
-        const cc__frame_geometry &, const cc__launch_shape &,                 \
-        const uint16_t *, const uint16_t *, const T *, const T *, T *, T *,   \
-        T *, uint32_t *, uint32_t *, cudaStream_t);                           \
+        const cc__frame_geometry &, const cc__launch_shape &, size_t,         \
+        uint32_t, const uint16_t *, const uint16_t *, const T *, const T *,   \
+        T *, T *, T *, uint32_t *, uint32_t *, cudaStream_t);                 \
     template cudaError_t cc__launch_extract<T>(                               \
         const cc__frame_geometry &, uint32_t, uint32_t *, const T *,          \
-        const uint32_t *, uint64_t *, uint32_t, const cc__cluster_output &,   \
-        uint32_t, cudaStream_t);
+        const uint32_t *, uint32_t, const cc__cluster_output &, uint32_t,     \
+        cudaStream_t);
 CC__INSTANTIATE(float)
 CC__INSTANTIATE(double)

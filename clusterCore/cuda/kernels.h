@@ -18,46 +18,65 @@ struct cc__frame_geometry {
     double nsigma, c3nsigma; /* rounded to the working precision on device */
 };
 
-/* How the decide kernel tiles a frame; any tiling gives the same bytes. */
+/* How the decide kernel tiles a frame and how many frames a launch
+ * decides; any shape gives the same bytes. */
 struct cc__launch_shape {
     uint32_t tile_rows, tile_cols; /* pixels decided per block */
     uint32_t threads;              /* per block, a multiple of 32 */
+    uint32_t steps;                /* most frames a launch */
 };
 
-/* One frame of SPEC sections 2-3: reads the frame and the state s_in,
- * writes the next state s_out, the frame's v plane, the cluster centres
+/* Shared memory a decide block needs for `steps` frames of a shape. */
+size_t cc__decide_shared_bytes(const cc__frame_geometry &geometry,
+                               const cc__launch_shape &shape, uint32_t steps,
+                               size_t real_size);
+
+/* Lets the decide kernels of both precisions use up to the device's
+ * opt-in shared memory per block; returns that limit in *limit. */
+cudaError_t cc__prepare_decide(int device, size_t *limit);
+
+/* The most threads a decide block of this cluster size and precision can
+ * have (after cc__prepare_decide); 0 for a size without a kernel. */
+uint32_t cc__decide_max_threads(const cc__frame_geometry &geometry,
+                                size_t real_size);
+
+/* n_frames (1 to shape.steps) consecutive frames of SPEC sections 2-3:
+ * reads the frames and the state s_in, writes the state after the last
+ * frame to s_out, and for each frame k its v plane, its cluster centres
  * as a bitmap of rows * cols bits (which must be zero on entry) and adds
- * the number of centres to *count. T is float or double. */
+ * its number of centres to counts[k]. T is float or double. */
 template <typename T>
 cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const cc__launch_shape &shape,
-                              const uint16_t *frame, const uint16_t *baseline,
+                              size_t shared_limit, uint32_t n_frames,
+                              const uint16_t *frames, const uint16_t *baseline,
                               const T *s_in, const T *s2_in, T *s_out,
-                              T *s2_out, T *v_plane, uint32_t *bitmap,
-                              uint32_t *count, cudaStream_t stream);
+                              T *s2_out, T *v_planes, uint32_t *bitmaps,
+                              uint32_t *counts, cudaStream_t stream);
 
-/* Where extract writes: arrays the host reads (page-locked, mapped). */
+/* Where extract writes a chunk's clusters: device arrays, from the
+ * chunk's first cluster, and counts the host reads (page-locked, mapped). */
 struct cc__cluster_output {
     uint16_t *x, *y;
     int32_t *values;
     uint64_t capacity;  /* clusters the arrays hold */
     uint32_t *stored;   /* per frame of the batch */
     uint32_t *dropped;  /* per frame of the batch */
+    uint64_t *total;    /* the chunk's stored clusters */
 };
 
 /* Turns the bitmaps of frames [0, n_frames) of a chunk into clusters in
- * row-then-column order, at most max_clusters per frame (0 = all),
- * appended after totals[0] clusters; writes totals[1] for the next chunk.
- * Frames whose clusters would pass output.capacity are counted but not
- * written: the caller grows the output and runs the batch again. Clears
- * the bitmaps for their next use (the caller clears counts). first_frame
- * is the chunk's first frame within the batch, the index into
- * output.stored and output.dropped. */
+ * row-then-column order, at most max_clusters per frame (0 = all), and
+ * writes their number to *output.total. Frames whose clusters would pass
+ * output.capacity are counted but not written: the caller grows the
+ * arrays and runs the batch again. Clears the bitmaps for their next use
+ * (the caller clears counts). first_frame is the chunk's first frame
+ * within the batch, the index into output.stored and output.dropped. */
 template <typename T>
 cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
                                uint32_t n_frames, uint32_t *bitmaps,
                                const T *v_planes, const uint32_t *counts,
-                               uint64_t *totals, uint32_t max_clusters,
+                               uint32_t max_clusters,
                                const cc__cluster_output &output,
                                uint32_t first_frame, cudaStream_t stream);
 
