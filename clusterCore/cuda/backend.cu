@@ -666,17 +666,6 @@ static int clear_slots(struct cc__cuda *cuda, char *message)
     return CC_OK;
 }
 
-/* Whether the caller's frames are page-locked (pinned or registered). */
-static bool is_page_locked(const void *memory)
-{
-    cudaPointerAttributes attributes;
-    if (cudaPointerGetAttributes(&attributes, memory) != cudaSuccess) {
-        cudaGetLastError(); /* not sticky: forget it */
-        return false;
-    }
-    return attributes.type == cudaMemoryTypeHost;
-}
-
 static int first_failure(int rc, struct cc__cuda *cuda)
 {
     if (rc != CC_OK)
@@ -710,7 +699,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     struct batch batch;
     batch.frames = frames;
     batch.n_frames = n_frames;
-    batch.pinned = is_page_locked(frames);
+    batch.pinned = cc_host_is_locked(frames) != 0; /* pinned or registered */
     batch.geometry.rows = config->rows;
     batch.geometry.cols = config->cols;
     batch.geometry.half_x = nx / 2;
