@@ -112,7 +112,8 @@ __device__ __forceinline__ void window_rows(const real *corner, int width,
  * (the same way) by the neighbours that own it. The block stages all its
  * frames' pixels at the start, so that global memory's latency is paid
  * once a launch rather than once a frame. The half-window HX x HY is a
- * template parameter so that the window loops unroll completely. */
+ * template parameter so that the window's columns and its first and last
+ * rows unroll. */
 template <int HX, int HY>
 __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                               uint32_t tile_cols, uint32_t steps,
