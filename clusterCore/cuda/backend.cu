@@ -350,7 +350,9 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
         shape.steps = tuning->steps;
     /* Asking for more frames a launch than fit means as many as fit. */
     shape.steps = fit_steps(cuda, shape);
-    if (shape.steps == 0)
+    if (shape.steps == 0 || shape.threads % 32 != 0 ||
+        shape.threads > cc__decide_max_threads(cuda->shape_geometry,
+                                               cuda->real_size))
         return CC_EINVAL;
     cuda->shape = shape;
     if (tuning->chunk_frames != 0 && tuning->chunk_frames != cuda->chunk_frames) {
