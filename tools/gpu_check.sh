@@ -48,7 +48,7 @@ for step in "$@"; do
         compute-sanitizer --tool racecheck --error-exitcode 9 ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 2 --batches 16 --frames 16 --repeats 1 --seconds 0.0001 2>&1 | tail -3 ;;
     quickbench)
         log quickbench; cd $work/ndpluginclustercuda-*
-        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1,2,4 --batches 256 --frames 512 --repeats 3 | tee $OUT/bench_cuda_pinned.md ;;
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 2,4 --batches 256,1024 --frames 1024 --repeats 3 --seconds 0.5 | tee $OUT/bench_cuda_pinned.md ;;
     profile)
         log profile; cd $work/ndpluginclustercuda-*
         for size in 3 9; do
@@ -73,12 +73,18 @@ for step in "$@"; do
             done
         done ;;
     bench)
+        # The commands of docs/benchmarks.md's CUDA tables, with nvidia-smi
+        # reading clocks, power and temperature every 2 s meanwhile.
         log bench; cd $work/ndpluginclustercuda-*
-        nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate --format=csv
-        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1,2,4 --batches 256 --frames 512 | tee $OUT/bench_cuda_pinned.md
-        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pageable,registered --streams 4 --batches 256 --frames 512 | tee $OUT/bench_cuda_pageable.md
-        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1 --batches 1 --frames 512 | tee $OUT/bench_cuda_latency.md
-        ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 0 --batches 16 --frames 256 | tee $OUT/bench_cpu.md
-        nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate --format=csv ;;
+        query="nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate --format=csv,noheader"
+        $query
+        nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 2000 > $OUT/smi_during.csv &
+        smi=$!
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1,2,4 --batches 256,1024 --frames 1024 --repeats 3 --seconds 0.5 | tee $OUT/bench_cuda_pinned.md
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pageable,registered --streams 2 --batches 1024 --frames 1024 --repeats 3 --seconds 0.5 | tee $OUT/bench_cuda_pageable.md
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 1 --batches 1 --frames 256 --repeats 3 --seconds 0.5 | tee $OUT/bench_cuda_latency.md
+        kill $smi
+        ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 0,8 --batches 16 --frames 256 | tee $OUT/bench_cpu.md
+        $query ;;
     esac
 done
