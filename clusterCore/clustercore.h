@@ -211,6 +211,14 @@ CC_API int cc_finder_finish_training(cc_finder *finder);
 CC_API int cc_finder_process(cc_finder *finder, const uint16_t *frames,
                              const uint64_t *frame_numbers, size_t n_frames,
                              cc_clusters *clusters);
+/* The same for frames that are not back to back: frames[k] points to
+ * frame k's rows * cols pixels (the NDArrays queued in an areaDetector
+ * plugin, for instance). Frames that are page-locked and adjacent in
+ * memory go to the GPU in one copy. */
+CC_API int cc_finder_process_list(cc_finder *finder,
+                                  const uint16_t *const *frames,
+                                  const uint64_t *frame_numbers,
+                                  size_t n_frames, cc_clusters *clusters);
 
 /* Per-pixel pedestal mean (X0 + s/N) and rms in ADU, rows * cols values
  * each (either pointer may be NULL). While training they are the mean and

@@ -138,11 +138,10 @@ struct batch {
     struct cc__cpu *cpu;
     struct cc__frame_job job; /* frame-independent fields */
     const struct cc__pedestal *pedestal;
-    const uint16_t *frames;
+    struct cc__frames frames;
     const uint64_t *numbers;
     uint64_t first_number;
     size_t n_frames;
-    size_t frame_pixels;
     atomic_size_t failed_frame; /* the first frame that failed, or SIZE_MAX */
     atomic_int error;
 };
@@ -162,7 +161,7 @@ static void run_batch(void *context, unsigned thread)
     struct cc__cpu *cpu = batch->cpu;
     for (size_t k = 0; k < batch->n_frames; k++) {
         struct cc__frame_job job = batch->job;
-        job.frame = batch->frames + k * batch->frame_pixels;
+        job.frame = cc__frame_at(&batch->frames, k);
         job.number = batch->numbers != NULL ? batch->numbers[k]
                                             : batch->first_number + k;
         job.s_in = k == 0 ? batch->pedestal->s : cpu->state[(k - 1) % 2][0];
@@ -198,7 +197,8 @@ static int merge_scratch(struct cc__cpu *cpu, const struct batch *batch,
 }
 
 int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
-                    struct cc__pedestal *pedestal, const uint16_t *frames,
+                    struct cc__pedestal *pedestal,
+                    const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message)
 {
@@ -219,11 +219,10 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                 .c3nsigma = cc__c3nsigma(config),
                 .baseline = pedestal->baseline},
         .pedestal = pedestal,
-        .frames = frames,
+        .frames = *frames,
         .numbers = numbers,
         .first_number = first_number,
         .n_frames = n_frames,
-        .frame_pixels = (size_t)config->rows * config->cols,
     };
     atomic_init(&batch.failed_frame, SIZE_MAX);
     atomic_init(&batch.error, CC_OK);

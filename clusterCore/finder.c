@@ -321,14 +321,12 @@ static void fall_back_to_cpu(cc_finder *finder)
 }
 #endif
 
-int cc_finder_process(cc_finder *finder, const uint16_t *frames,
-                      const uint64_t *frame_numbers, size_t n_frames,
-                      cc_clusters *clusters)
+/* cc_finder_process() and cc_finder_process_list() once their arguments
+ * are checked. */
+static int process_frames(cc_finder *finder, const struct cc__frames *frames,
+                          const uint64_t *frame_numbers, size_t n_frames,
+                          cc_clusters *clusters)
 {
-    if (finder == NULL)
-        return CC_EINVAL;
-    if (clusters == NULL || (frames == NULL && n_frames > 0))
-        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
     if (finder->pedestal.state != CC_PEDESTAL_READY)
         return FAIL(finder, CC_ESTATE,
                     "the pedestal is still training (%" PRIu64 " of %" PRIu32
@@ -362,6 +360,33 @@ int cc_finder_process(cc_finder *finder, const uint16_t *frames,
         finder->counts.frames_truncated += clusters->frames[k].dropped > 0;
     }
     return CC_OK;
+}
+
+int cc_finder_process(cc_finder *finder, const uint16_t *frames,
+                      const uint64_t *frame_numbers, size_t n_frames,
+                      cc_clusters *clusters)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (clusters == NULL || (frames == NULL && n_frames > 0))
+        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
+    struct cc__frames list = {frames, NULL, finder->pedestal.pixels};
+    return process_frames(finder, &list, frame_numbers, n_frames, clusters);
+}
+
+int cc_finder_process_list(cc_finder *finder, const uint16_t *const *frames,
+                           const uint64_t *frame_numbers, size_t n_frames,
+                           cc_clusters *clusters)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (clusters == NULL || (frames == NULL && n_frames > 0))
+        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
+    for (size_t k = 0; k < n_frames; k++)
+        if (frames[k] == NULL)
+            return FAIL(finder, CC_EINVAL, "frame %zu of the list is NULL", k);
+    struct cc__frames list = {NULL, frames, finder->pedestal.pixels};
+    return process_frames(finder, &list, frame_numbers, n_frames, clusters);
 }
 
 int cc_finder_pedestal_maps(cc_finder *finder, double *mean, double *rms)

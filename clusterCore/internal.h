@@ -42,6 +42,22 @@ unsigned cc__resolve_threads(uint32_t threads);
  * every backend rounds it to its precision (config.c). */
 double cc__c3nsigma(const cc_config *config);
 
+/* Where a batch's frames lie: back to back from `first`, or, when `each`
+ * is not NULL, frame k at each[k] (an areaDetector plugin's queued
+ * arrays, for instance). */
+struct cc__frames {
+    const uint16_t *first;
+    const uint16_t *const *each;
+    size_t pixels; /* of one frame */
+};
+
+static inline const uint16_t *cc__frame_at(const struct cc__frames *frames,
+                                           size_t k)
+{
+    return frames->each != NULL ? frames->each[k]
+                                : frames->first + k * frames->pixels;
+}
+
 /* ---- cluster lists (clusters.c) ---- */
 
 struct cc__frame_entry {
@@ -195,7 +211,8 @@ unsigned cc__cpu_threads(const struct cc__cpu *cpu);
 /* Processes a batch against pedestal; commits the new state only when the
  * whole batch succeeded. */
 int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
-                    struct cc__pedestal *pedestal, const uint16_t *frames,
+                    struct cc__pedestal *pedestal,
+                    const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
 
@@ -300,7 +317,7 @@ int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
 int cc__cuda_download(struct cc__cuda *cuda, struct cc__pedestal *pedestal,
                       char *message);
 int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
-                     const uint16_t *frames, const uint64_t *numbers,
+                     const struct cc__frames *frames, const uint64_t *numbers,
                      uint64_t first_number, size_t n_frames,
                      cc_clusters *out, char *message);
 

@@ -25,7 +25,35 @@ struct setup {
     uint32_t rows, cols, size_x, size_y, threads, batch, max_clusters;
     cc_precision precision;
     uint32_t dark, frames, photons;
+    bool scattered; /* each frame in its own allocation, by cc_finder_process_list */
 };
+
+/* Processes n back-to-back frames, or copies of them each in its own
+ * allocation when scattered. */
+static void process_batch(cc_finder *finder, const uint16_t *frames,
+                          size_t pixels, uint32_t n, bool scattered,
+                          cc_clusters *out)
+{
+    if (!scattered) {
+        ck_assert_int_eq(cc_finder_process(finder, frames, NULL, n, out),
+                         CC_OK);
+        return;
+    }
+    uint16_t **copies = calloc(n, sizeof *copies);
+    ck_assert_ptr_nonnull(copies);
+    for (uint32_t i = 0; i < n; i++) {
+        copies[i] = malloc(pixels * sizeof **copies);
+        ck_assert_ptr_nonnull(copies[i]);
+        memcpy(copies[i], frames + i * pixels, pixels * sizeof **copies);
+    }
+    ck_assert_int_eq(cc_finder_process_list(finder,
+                                            (const uint16_t *const *)copies,
+                                            NULL, n, out),
+                     CC_OK);
+    for (uint32_t i = 0; i < n; i++)
+        free(copies[i]);
+    free(copies);
+}
 
 /* Runs simulated frames through a finder made from setup. */
 static struct run run_frames(const struct setup *setup)
@@ -60,8 +88,7 @@ static struct run run_frames(const struct setup *setup)
         ck_assert_int_eq(cc_simulator_frames(simulator, setup->dark + k, n,
                                              frames, NULL),
                          CC_OK);
-        ck_assert_int_eq(cc_finder_process(finder, frames, NULL, n, batch),
-                         CC_OK);
+        process_batch(finder, frames, pixels, n, setup->scattered, batch);
         /* Gather the batch into the run's list through the public view. */
         for (uint32_t i = 0; i < n; i++) {
             cc_frame_clusters frame;
@@ -111,8 +138,8 @@ static void assert_same_run(const struct run *a, const struct run *b,
     ck_assert_mem_eq(a->rms, b->rms, pixels * sizeof *a->rms);
 }
 
-/* Byte-identical clusters and pedestal for 1, 2, 3, 4 and 7 threads and
- * batches of 1 and 5 frames, on frames whose sides are not multiples of
+/* Byte-identical clusters and pedestal for 1, 2, 3, 4 and 7 threads,
+ * batches of 1 and 5 frames and frames given as a list of pointers, on frames whose sides are not multiples of
  * anything, for 3x3, 9x9 and 5x3 clusters in both precisions. */
 START_TEST(threads_and_batches_identical)
 {
@@ -133,6 +160,10 @@ START_TEST(threads_and_batches_identical)
             assert_same_run(&reference, &other, 37 * 53);
             free_run(&other);
         }
+    setup.scattered = true;
+    struct run scattered = run_frames(&setup);
+    assert_same_run(&reference, &scattered, 37 * 53);
+    free_run(&scattered);
     free_run(&reference);
 }
 END_TEST
@@ -248,6 +279,36 @@ START_TEST(frame_numbers_label_output)
 }
 END_TEST
 
+/* A list with a NULL frame is refused whole: nothing is processed. */
+START_TEST(list_with_null_frame_refused)
+{
+    cc_config config = test_config(8, 8);
+    config.pedestal_frames = 2;
+    cc_finder *finder = test_finder(&config);
+    uint16_t frame[64] = {0};
+    ck_assert_int_eq(cc_finder_train(finder, frame, 1), CC_OK);
+    ck_assert_int_eq(cc_finder_train(finder, frame, 1), CC_OK);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    const uint16_t *list[3] = {frame, NULL, frame};
+    ck_assert_int_eq(cc_finder_process_list(finder, list, NULL, 3, clusters),
+                     CC_EINVAL);
+    ck_assert_str_eq(cc_finder_last_error(finder),
+                     "frame 1 of the list is NULL");
+    cc_finder_stats stats;
+    cc_finder_get_stats(finder, &stats);
+    ck_assert_uint_eq(stats.frames_processed, 0);
+    ck_assert_int_eq(cc_finder_process_list(finder, NULL, NULL, 1, clusters),
+                     CC_EINVAL);
+    list[1] = frame;
+    ck_assert_int_eq(cc_finder_process_list(finder, list, NULL, 3, clusters),
+                     CC_OK);
+    ck_assert_uint_eq(cc_clusters_frame_count(clusters), 3);
+    cc_clusters_destroy(clusters);
+    cc_finder_destroy(finder);
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /* Lowers the soft address-space limit to what the process uses now plus
  * headroom bytes, or restores the saved limit when restore is set. */
@@ -346,6 +407,7 @@ Suite *suite_batches(void)
     tcase_add_loop_test(identity, cap_counts_what_it_drops, 0, 2);
     tcase_add_test(identity, float_close_to_double);
     tcase_add_test(identity, frame_numbers_label_output);
+    tcase_add_test(identity, list_with_null_frame_refused);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     tcase_add_test(identity, failed_batch_changes_nothing);
 #endif

@@ -444,9 +444,8 @@ static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
 
 /* Everything one batch needs to enqueue its chunks. */
 struct batch {
-    const uint16_t *frames;
+    struct cc__frames frames;
     size_t n_frames;
-    bool pinned; /* frames can be copied to the GPU directly */
     cc__frame_geometry geometry;
     uint32_t max_clusters;
     cc_clusters *out;
@@ -462,25 +461,41 @@ static int state_written(const struct cc__cuda *cuda, size_t launch)
     return (cuda->committed + 1 + (int)(launch % 2)) % 3;
 }
 
-/* Enqueues the copy of one chunk's frames into its slot. */
+/* Enqueues the copy of one chunk's frames into its slot: one copy for
+ * each run of frames adjacent in memory, straight from page-locked (or
+ * registered) memory, else through the slot's staging buffer. */
 static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
                         const struct batch *batch, size_t first, size_t count,
                         char *message)
 {
-    size_t bytes = count * cuda->pixels * 2;
-    const uint16_t *source = batch->frames + first * cuda->pixels;
-    if (!batch->pinned) {
-        /* The staging buffer is free once its last copy has completed. */
-        CUDA_TRY(cudaEventSynchronize(slot->copied), "waiting for a copy");
-        memcpy(slot->staging, source, bytes);
-        source = slot->staging;
-    }
     /* The frame buffer is free once the chunk before has been decided. */
     CUDA_TRY(cudaStreamWaitEvent(slot->copy, slot->decided, 0),
              "ordering a copy");
-    CUDA_TRY(cudaMemcpyAsync(slot->frames, source, bytes,
-                             cudaMemcpyHostToDevice, slot->copy),
-             "copying frames to the GPU");
+    bool staging_free = false;
+    for (size_t k = 0; k < count;) {
+        const uint16_t *run = cc__frame_at(&batch->frames, first + k);
+        size_t n = 1;
+        while (k + n < count &&
+               cc__frame_at(&batch->frames, first + k + n) ==
+                   run + n * cuda->pixels)
+            n++;
+        size_t bytes = n * cuda->pixels * 2;
+        const uint16_t *source = run;
+        if (!cc_host_is_locked(run)) {
+            /* The staging buffer is free once its last copy has completed. */
+            if (!staging_free)
+                CUDA_TRY(cudaEventSynchronize(slot->copied),
+                         "waiting for a copy");
+            staging_free = true;
+            uint16_t *staged = slot->staging + k * cuda->pixels;
+            memcpy(staged, run, bytes);
+            source = staged;
+        }
+        CUDA_TRY(cudaMemcpyAsync(slot->frames + k * cuda->pixels, source,
+                                 bytes, cudaMemcpyHostToDevice, slot->copy),
+                 "copying frames to the GPU");
+        k += n;
+    }
     CUDA_TRY(cudaEventRecord(slot->copied, slot->copy), "recording a copy");
     return CC_OK;
 }
@@ -676,7 +691,7 @@ static int first_failure(int rc, struct cc__cuda *cuda)
 }
 
 int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
-                     const uint16_t *frames, const uint64_t *numbers,
+                     const struct cc__frames *frames, const uint64_t *numbers,
                      uint64_t first_number, size_t n_frames, cc_clusters *out,
                      char *message)
 {
@@ -699,9 +714,8 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     if (rc == CC_OK)
         rc = prepare_output(out, capacity, message);
     struct batch batch;
-    batch.frames = frames;
+    batch.frames = *frames;
     batch.n_frames = n_frames;
-    batch.pinned = cc_host_is_locked(frames) != 0; /* pinned or registered */
     batch.geometry.rows = config->rows;
     batch.geometry.cols = config->cols;
     batch.geometry.half_x = nx / 2;
