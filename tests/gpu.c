@@ -98,7 +98,8 @@ static void assert_same_pedestal(cc_finder *want, cc_finder *got,
 
 /* Runs n_frames through a CPU finder and GPUS CUDA finders with the given
  * streams and launch shapes, in batches of varying size, comparing the
- * clusters of every batch and the pedestal after it. */
+ * clusters of every batch and the pedestal after it. Batches come from
+ * page-locked memory, pageable memory and lists of frames. */
 static void lockstep(const struct pool *pool, cc_config config,
                      uint32_t n_frames, const uint32_t streams[GPUS],
                      const struct cc__cuda_tuning tunings[GPUS])
@@ -119,6 +120,7 @@ static void lockstep(const struct pool *pool, cc_config config,
     ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
     ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
     uint16_t *pageable = malloc(100 * pool->pixels * sizeof *pageable);
+    const uint16_t *list[100];
     double *scratch = malloc(4 * pool->pixels * sizeof *scratch);
     ck_assert(pageable != NULL && scratch != NULL);
     uint32_t done = 0;
@@ -132,9 +134,22 @@ static void lockstep(const struct pool *pool, cc_config config,
             memcpy(pageable, frames, n * pool->pixels * sizeof *pageable);
             frames = pageable;
         }
+        /* Every fourth batch goes to the GPUs as a list: runs of adjacent
+         * page-locked frames broken by pairs of pageable copies. */
+        bool as_list = b % 4 == 2;
+        for (uint32_t i = 0; as_list && i < n; i++) {
+            list[i] = frames + i * pool->pixels;
+            if (i % 5 >= 3) {
+                memcpy(pageable + i * pool->pixels, list[i],
+                       pool->pixels * sizeof *pageable);
+                list[i] = pageable + i * pool->pixels;
+            }
+        }
         ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
         for (int g = 0; g < GPUS; g++) {
-            int rc = cc_finder_process(gpu[g], frames, NULL, n, got);
+            int rc = as_list
+                         ? cc_finder_process_list(gpu[g], list, NULL, n, got)
+                         : cc_finder_process(gpu[g], frames, NULL, n, got);
             ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu[g]));
             assert_same_clusters(want, got);
             assert_same_pedestal(cpu, gpu[g], pool->pixels, scratch);
@@ -305,15 +320,23 @@ int main(void)
     printf("CUDA tests on %s\n", cc_finder_backend_description(probe));
     cc_finder_destroy(probe);
 
+    /* One case per kind of check, so that CK_RUN_CASE can spread a slow
+     * run (compute-sanitizer) over several processes. */
     Suite *suite = suite_create("cuda");
-    TCase *identity = tcase_create("identity");
-    tcase_set_timeout(identity, 3600);
-    tcase_add_loop_test(identity, identical_full_frames, 0, 4);
-    tcase_add_loop_test(identity, identical_odd_frames, 0, 8);
-    tcase_add_loop_test(identity, identical_under_cap, 0, 2);
-    tcase_add_test(identity, pedestal_moves_between_backends);
-    tcase_add_test(identity, registered_frames);
-    suite_add_tcase(suite, identity);
+    TCase *full = tcase_create("full");
+    tcase_add_loop_test(full, identical_full_frames, 0, 4);
+    TCase *odd = tcase_create("odd");
+    tcase_add_loop_test(odd, identical_odd_frames, 0, 8);
+    TCase *cap = tcase_create("cap");
+    tcase_add_loop_test(cap, identical_under_cap, 0, 2);
+    TCase *moves = tcase_create("moves");
+    tcase_add_test(moves, pedestal_moves_between_backends);
+    tcase_add_test(moves, registered_frames);
+    TCase *cases[] = {full, odd, cap, moves};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tcase_set_timeout(cases[i], 3600);
+        suite_add_tcase(suite, cases[i]);
+    }
     SRunner *runner = srunner_create(suite);
     /* CUDA is initialised in this process already: no forks. */
     srunner_set_fork_status(runner, CK_NOFORK);

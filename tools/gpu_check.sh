@@ -41,11 +41,20 @@ for step in "$@"; do
         CC_GPU_TEST_FRAMES=${MEMCHECK_FRAMES:-40} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./tests/gpu > $OUT/memcheck.log 2>&1; echo "memcheck exit $?"
         grep -v "^  [0-9]" $OUT/memcheck.log | head -40; tail -5 $OUT/memcheck.log ;;
     racecheck)
-        log racecheck; cd $work/ndpluginclustercuda-*
         # Racecheck tracks every shared-memory access of the decide
-        # kernel (seconds a launch): the whole suite takes too long, so
-        # one batch of 16 full frames at 3x3 and at 9x9 runs through it.
-        compute-sanitizer --tool racecheck --error-exitcode 9 ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 2 --batches 16 --frames 16 --repeats 1 --seconds 0.0001 2>&1 | tail -3 ;;
+        # kernel (seconds a launch): the suite runs with
+        # $RACECHECK_FRAMES frames a check (default 2), one process per
+        # test case at once, each logging to $OUT/racecheck_CASE.log.
+        log racecheck; cd $work/ndpluginclustercuda-*
+        for case in full odd cap moves; do
+            CK_RUN_CASE=$case CC_GPU_TEST_FRAMES=${RACECHECK_FRAMES:-2} \
+                compute-sanitizer --tool racecheck --error-exitcode 9 \
+                ./tests/gpu > $OUT/racecheck_$case.log 2>&1 &
+        done
+        time wait
+        for case in full odd cap moves; do
+            echo "--- racecheck case $case"; grep -E "Checks|RACECHECK|SUMMARY|Error" $OUT/racecheck_$case.log | tail -4
+        done ;;
     quickbench)
         log quickbench; cd $work/ndpluginclustercuda-*
         ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned --streams 2,4 --batches 256,1024 --frames 1024 --repeats 3 --seconds 0.5 | tee $OUT/bench_cuda_pinned.md ;;
