@@ -18,6 +18,7 @@ static const char *driverName = "NDPluginClusterCUDA";
 static void publisherTaskC(void *plugin);
 
 enum { ADDR_CLUSTERS = 0, ADDR_HITMAP = 1, N_ADDR = 2 };
+static const int maxBatchLimit = 4096;
 
 NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                                          int blockingCallbacks,
@@ -42,6 +43,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     createParam(ClusterNSigmaString, asynParamFloat64, &ClusterNSigma);
     createParam(ClusterNumStreamsString, asynParamInt32, &ClusterNumStreams);
     createParam(ClusterMaxClustersString, asynParamInt32, &ClusterMaxClusters);
+    createParam(ClusterMaxBatchString, asynParamInt32, &ClusterMaxBatch);
+    createParam(ClusterLastBatchString, asynParamInt32, &ClusterLastBatch);
     createParam(ClusterSizeXString, asynParamInt32, &ClusterSizeX);
     createParam(ClusterSizeYString, asynParamInt32, &ClusterSizeY);
     createParam(ClusterPedestalFramesString, asynParamInt32,
@@ -88,6 +91,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterNSigma, defaults.nsigma);
     setIntegerParam(ClusterNumStreams, (int)defaults.streams);
     setIntegerParam(ClusterMaxClusters, 5000);
+    setIntegerParam(ClusterMaxBatch, 64);
+    setIntegerParam(ClusterLastBatch, 0);
     setIntegerParam(ClusterSizeX, (int)defaults.cluster_size_x);
     setIntegerParam(ClusterSizeY, (int)defaults.cluster_size_y);
     setIntegerParam(ClusterPedestalFrames, (int)defaults.pedestal_frames);
@@ -146,6 +151,7 @@ void NDPluginClusterCUDA::publisherTask()
 
 NDPluginClusterCUDA::~NDPluginClusterCUDA()
 {
+    releaseHeld();
     cc_finder_destroy(finder_);
     cc_clusters_destroy(clusters_);
     cc_spectrum_destroy(spectrum_);
@@ -293,7 +299,39 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
         callParamCallbacks();
         return;
     }
-    int cols = (int)pArray->dims[0].size, rows = (int)pArray->dims[1].size;
+    /* A batch holds frames of one size. */
+    if (!held_.empty() && (held_[0]->dims[0].size != pArray->dims[0].size ||
+                           held_[0]->dims[1].size != pArray->dims[1].size))
+        processHeld();
+    int maxBatch, queueSize, queueFree, blocking;
+    getIntegerParam(ClusterMaxBatch, &maxBatch);
+    getIntegerParam(NDPluginDriverQueueSize, &queueSize);
+    getIntegerParam(NDPluginDriverQueueFree, &queueFree);
+    getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
+    if (held_.capacity() < (size_t)maxBatch) {
+        held_.reserve((size_t)maxBatch);
+        heldFrames_.reserve((size_t)maxBatch);
+        heldNumbers_.reserve((size_t)maxBatch);
+    }
+    pArray->reserve();
+    held_.push_back(pArray);
+    lastUniqueId_ = pArray->uniqueId;
+    lastTimeStamp_ = pArray->epicsTS;
+    /* processTask read QueueFree just before this call: arrays still
+     * queued will come next, so this one can wait for them. */
+    bool moreQueued = !blocking && queueFree < queueSize;
+    if (moreQueued && held_.size() < (size_t)maxBatch)
+        return;
+    processHeld();
+}
+
+/* Trains on, or finds the clusters of, the held arrays in one core call
+ * (port locked; it is unlocked while the core works), publishes their
+ * cluster arrays and releases them. */
+void NDPluginClusterCUDA::processHeld()
+{
+    const size_t n = held_.size();
+    int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
     bool newFrameSize = rows != rows_ || cols != cols_;
     cc_config config = wantedConfig(rows, cols);
     int maxClusters, energy, bins;
@@ -307,7 +345,7 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     bool newSpectrum = spectrumChanged_ || newFrameSize;
     settingsChanged_ = spectrumChanged_ = false;
     /* A LoadPedestal asked for before the frame size was known (as after
-     * an IOC restart) is done now, before this frame. */
+     * an IOC restart) is done now, before these frames. */
     char loadPath[512] = "";
     bool load = pendingLoad_;
     pendingLoad_ = false;
@@ -335,24 +373,41 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
                  rc == CC_OK ? loadPath : cc_finder_last_error(finder_));
     }
     cc_finder_stats stats;
-    bool training = true;
-    double finderTime = -1; /* ms in the core; < 0: not called */
+    size_t trained = 0;  /* held arrays that went into the pedestal */
+    size_t found = 0;    /* held arrays, after those, turned into clusters */
+    double finderTime = -1; /* ms in the core per array; < 0: not called */
     if (rc == CC_OK) {
-        cc_finder_get_stats(finder_, &stats);
-        training = stats.state == CC_PEDESTAL_TRAINING;
-        const uint16_t *frame = (const uint16_t *)pArray->pData;
-        uint64_t number = (uint64_t)pArray->uniqueId;
         epicsTimeStamp start, end;
         epicsTimeGetCurrent(&start);
-        rc = training ? cc_finder_train(finder_, frame, 1)
-                      : cc_finder_process(finder_, frame, &number, 1,
-                                          clusters_);
-        epicsTimeGetCurrent(&end);
-        finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3;
-        if (rc == CC_OK && !training) {
-            cc_spectrum_add(spectrum_, clusters_);
-            cc_hitmap_add(hitmap_, clusters_);
+        cc_finder_get_stats(finder_, &stats);
+        /* Dark frames first while training; once the pedestal is ready
+         * the rest go to the finder together. */
+        while (rc == CC_OK && trained < n &&
+               stats.state == CC_PEDESTAL_TRAINING) {
+            rc = cc_finder_train(finder_,
+                                 (const uint16_t *)held_[trained]->pData, 1);
+            if (rc == CC_OK)
+                trained++;
+            cc_finder_get_stats(finder_, &stats);
         }
+        heldFrames_.clear();
+        heldNumbers_.clear();
+        for (size_t k = trained; rc == CC_OK && k < n; k++) {
+            heldFrames_.push_back((const uint16_t *)held_[k]->pData);
+            heldNumbers_.push_back((uint64_t)held_[k]->uniqueId);
+        }
+        if (!heldFrames_.empty()) {
+            rc = cc_finder_process_list(finder_, heldFrames_.data(),
+                                        heldNumbers_.data(),
+                                        heldFrames_.size(), clusters_);
+            if (rc == CC_OK) {
+                found = heldFrames_.size();
+                cc_spectrum_add(spectrum_, clusters_);
+                cc_hitmap_add(hitmap_, clusters_);
+            }
+        }
+        epicsTimeGetCurrent(&end);
+        finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
         if (rc != CC_OK)
             snprintf(message, sizeof message, "%s",
                      cc_finder_last_error(finder_));
@@ -361,26 +416,27 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     finderLock_.unlock();
     this->lock();
 
+    if (rc != CC_OK && n > 1 && trained + found < n)
+        /* Say how many arrays the failure cost, not only why. */
+        snprintf(message + strlen(message), sizeof message - strlen(message),
+                 " (%zu of %zu arrays not processed)", n - trained - found, n);
     if (message[0] != '\0')
         setStatus("%s", message);
     if (finderTime >= 0)
         setDoubleParam(ClusterFinderTime, finderTime);
+    setIntegerParam(ClusterLastBatch, (int)n);
     if (reconfigure && newFrameSize && rc == CC_OK && message[0] != '\0')
         snprintf(trainingNote_, sizeof trainingNote_, " (%s)", message);
     if (reconfigure && finder_ != NULL)
         setStringParam(ClusterBackendInUse,
                        cc_finder_backend_description(finder_));
-    if (rc != CC_OK) {
-        callParamCallbacks();
-        return;
+    if (trained + found > 0) {
+        setIntegerParam(ClusterPedestalState, stats.state);
+        setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
+        setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
+        setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
     }
-    lastUniqueId_ = pArray->uniqueId;
-    lastTimeStamp_ = pArray->epicsTS;
-    setIntegerParam(ClusterPedestalState, stats.state);
-    setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
-    setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
-    setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
-    if (training && message[0] == '\0') {
+    if (rc == CC_OK && found == 0 && message[0] == '\0') {
         if (stats.state == CC_PEDESTAL_READY) {
             setStatus("pedestal ready after %u dark frames",
                       stats.pedestal_window);
@@ -391,21 +447,29 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
                       trainingNote_);
         }
     }
-    if (!training) {
+    for (size_t i = 0; i < found; i++) {
         cc_frame_clusters frame;
-        cc_clusters_frame(clusters_, 0, &frame);
+        cc_clusters_frame(clusters_, i, &frame);
         /* Found, stored or not: DroppedClusters_RBV says how many the
          * cap kept out of the array. */
         setIntegerParam(ClusterNumClusters, (int)(frame.count + frame.dropped));
-        NDArray *pOut = clusterArray(pArray, frame, maxClusters);
+        NDArray *pOut = clusterArray(held_[trained + i], frame, maxClusters);
         if (pOut != NULL)
             NDPluginDriver::endProcessCallbacks(pOut, false, true);
         else
             setStatus("no NDArray for the clusters: the pool is exhausted");
     }
+    releaseHeld();
     unpublished_ = true;
     publishSlow(false);
     callParamCallbacks();
+}
+
+void NDPluginClusterCUDA::releaseHeld()
+{
+    for (size_t k = 0; k < held_.size(); k++)
+        held_[k]->release();
+    held_.clear();
 }
 
 /* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded. */
@@ -539,6 +603,17 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
     } else if (function == ClusterSpectrumEnergy ||
                function == ClusterSpectrumBins) {
         spectrumChanged_ = true;
+    } else if (function == ClusterMaxBatch) {
+        /* Held arrays come from the source's pool: a bound keeps the
+         * plugin from taking all of it. */
+        if (value < 1 || value > maxBatchLimit) {
+            setStatus("MaxBatch %d must be 1 to %d", value, maxBatchLimit);
+            callParamCallbacks();
+            epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
+                          "%s: MaxBatch must be 1 to %d", driverName,
+                          maxBatchLimit);
+            return asynError;
+        }
     } else {
         /* A finder setting: check it against the rest before taking it
          * (rows_ and cols_ belong to the finder lock). */

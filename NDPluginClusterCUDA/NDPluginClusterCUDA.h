@@ -9,10 +9,15 @@
  * image at the spectrum's rate.
  *
  * The plugin runs one processing thread whatever maxThreads asks: the
- * pedestal is one ordered sequence, frame k after frame k-1.
+ * pedestal is one ordered sequence, frame k after frame k-1. While more
+ * arrays wait in its queue it holds each array it is given, up to
+ * MaxBatch, and hands them to the core in one call: a backlog is worked
+ * off in batches, and a lone array is processed at once.
  */
 #ifndef NDPLUGINCLUSTERCUDA_H
 #define NDPLUGINCLUSTERCUDA_H
+
+#include <vector>
 
 #include <epicsMutex.h>
 #include <epicsTime.h>
@@ -24,6 +29,8 @@
 #define ClusterNSigmaString "CLUSTER_NSIGMA"                 /* asynFloat64 */
 #define ClusterNumStreamsString "CLUSTER_NUM_STREAMS"        /* asynInt32: CUDA streams 1..8 */
 #define ClusterMaxClustersString "CLUSTER_MAX_CLUSTERS"      /* asynInt32: cap, rows of the output */
+#define ClusterMaxBatchString "CLUSTER_MAX_BATCH"            /* asynInt32: most queued arrays per core call */
+#define ClusterLastBatchString "CLUSTER_LAST_BATCH"          /* asynInt32 r/o: arrays in the last core call */
 #define ClusterSizeXString "CLUSTER_SIZE_X"                  /* asynInt32: odd, 3..9 */
 #define ClusterSizeYString "CLUSTER_SIZE_Y"                  /* asynInt32: odd, 3..9 */
 #define ClusterPedestalFramesString "CLUSTER_PEDESTAL_FRAMES" /* asynInt32: dark frames to train */
@@ -41,7 +48,7 @@
 #define ClusterTotalClustersString "CLUSTER_TOTAL_CLUSTERS"  /* asynFloat64 r/o: since reset */
 #define ClusterDroppedClustersString "CLUSTER_DROPPED_CLUSTERS" /* asynFloat64 r/o: beyond the cap */
 #define ClusterNoiseMeanString "CLUSTER_NOISE_MEAN"          /* asynFloat64 r/o: mean pedestal rms, ADU */
-#define ClusterFinderTimeString "CLUSTER_FINDER_TIME"        /* asynFloat64 r/o: ms in the core for the last array */
+#define ClusterFinderTimeString "CLUSTER_FINDER_TIME"        /* asynFloat64 r/o: ms in the core per array, last batch */
 #define ClusterBadArraysString "CLUSTER_BAD_ARRAYS"          /* asynInt32 r/o: arrays refused */
 #define ClusterStatusMessageString "CLUSTER_STATUS_MESSAGE"  /* asynOctet r/o */
 #define ClusterSpectrumEnergyString "CLUSTER_SPECTRUM_ENERGY" /* asynInt32: 0 Sum, 1 Sum2x2 */
@@ -74,6 +81,8 @@ protected:
 #define FIRST_CLUSTER_PARAM ClusterNSigma
     int ClusterNumStreams;
     int ClusterMaxClusters;
+    int ClusterMaxBatch;
+    int ClusterLastBatch;
     int ClusterSizeX;
     int ClusterSizeY;
     int ClusterPedestalFrames;
@@ -110,6 +119,8 @@ private:
     int prepareAccumulators(int rows, int cols, int energy, int bins,
                             double min, double max, char *message);
     void refuse(NDArray *pArray, const char *why);
+    void processHeld();
+    void releaseHeld();
     void publishCounts();
     void publishSlow(bool force);
     NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
@@ -130,7 +141,12 @@ private:
     double totalClusters_, droppedClusters_;
     double *spectrumCounts_, *spectrumCentres_;
     double *rms_;              /* scratch for the pedestal's noise map */
-    int lastUniqueId_;         /* of the last array fed to the finder */
+    /* Arrays taken from the queue and not yet processed (reserved), with
+     * their pixels and numbers for the core: the processing thread's own. */
+    std::vector<NDArray *> held_;
+    std::vector<const uint16_t *> heldFrames_;
+    std::vector<uint64_t> heldNumbers_;
+    int lastUniqueId_;         /* of the last array taken for the finder */
     epicsTimeStamp lastTimeStamp_;
     epicsTimeStamp lastPublished_;
     bool unpublished_;         /* results changed since the last publication */

@@ -5,8 +5,9 @@
 # in the same raw run, and NDFileHDF5 writes the same clusters; an NSigma
 # change takes effect; a small MaxClusters counts drops in a MAJOR alarm;
 # a wrong data type and new frame dimensions give an error status and no
-# crash; a pedestal saved, then loaded after an IOC restart, gives the
-# same clusters. SKIP (77) when the build has no EPICS.
+# crash; a backlog is worked off in batches with the same clusters; a
+# pedestal saved, then loaded after an IOC restart, gives the same
+# clusters. SKIP (77) when the build has no EPICS.
 . "$(dirname "$0")/common.sh"
 
 . "$(dirname "$0")/ioc_common.sh"
@@ -149,6 +150,39 @@ bad=$(get "${C}BadArrays_RBV")
 getstr "${C}StatusMessage_RBV" | grep -q "refused" || fail "no refusal in the status"
 put "${C}NDArrayPort" MOENCH
 echo "ok: $bad Float64 arrays refused: $(getstr "${C}StatusMessage_RBV")"
+
+# A backlog is worked off in batches of up to MaxBatch arrays, with the
+# clusters the core finds in the same frames: 9x9 clusters on the CPU fall
+# behind the simulated source's cycled frames.
+"${builddir:-.}/tools/source_totals" --frames 60 --dark 100 --pedestal 100 \
+    --cycle 20 --size 9 >"$work/totals9.txt" || fail "source_totals failed"
+expected9=$(sed -n 's/^clusters //p' "$work/totals9.txt")
+for setting in ClusterSizeX:9 ClusterSizeY:9 MaxBatch:8 ResetPedestal:1; do
+    put "${C}${setting%%:*}" "${setting#*:}"
+done
+for setting in MoenchSource:0 MoenchDarkFrames:100 MoenchCycleFrames:20 AcquirePeriod:0 \
+    ImageMode:1 NumImages:160; do
+    put "${P}cam1:${setting%%:*}" "${setting#*:}"
+done
+"$camonitor" -t n -F ' ' "${C}LastBatch_RBV" >"$work/batches.txt" 2>&1 &
+monitor=$!
+before=$(get "${C}ArrayCounter_RBV")
+put "${P}cam1:Acquire" 1
+wait_for "${C}ArrayCounter_RBV" $((before + 160))
+wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+kill "$monitor"
+largest=$(awk '$NF ~ /^[0-9]+$/ && $NF > m {m = $NF} END {print m + 0}' "$work/batches.txt")
+[ "$largest" -gt 1 ] ||
+    fail "no batch formed: the finder kept up with the source ($(tr '\n' ' ' <"$work/batches.txt"))"
+[ "$largest" -le 8 ] || fail "a batch of $largest arrays, above MaxBatch 8"
+got9=$(get "${C}TotalClusters_RBV")
+[ "$got9" = "$expected9" ] || fail "in batches: $got9 clusters, the core alone $expected9"
+for setting in ClusterSizeX:3 ClusterSizeY:3 MaxBatch:64; do
+    put "${C}${setting%%:*}" "${setting#*:}"
+done
+put "${P}cam1:MoenchDarkFrames" 0
+put "${P}cam1:MoenchCycleFrames" 0
+echo "ok: batches of up to $largest arrays found $got9 clusters at 9x9, as the core alone"
 
 # New frame dimensions reset the pedestal and say so.
 put "${P}cam1:MoenchSource" 0
