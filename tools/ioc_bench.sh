@@ -7,8 +7,11 @@
 # prints one markdown table row per run:
 #   source and plugin frames/s (ArrayCounter rates), dropped arrays of the
 #   plugin and of the HDF5 writer, the plugin's queue (least free / size),
-#   ExecutionTime_RBV and FinderTime_RBV (means of samples every 0.5 s)
-#   and their difference, the plugin's own cost per array; the IOC's CPU
+#   LastBatch_RBV and FinderTime_RBV (means of samples every 0.5 s: arrays
+#   per core call, core time per array), the CPU time per frame of the
+#   source's thread and of the plugin's thread (the plugin's includes the
+#   core's calls, and a thread busy near 1000 us / (1000 / rate) is the
+#   bound); the IOC's CPU
 #   (utime + stime from /proc, in cores) and everything else's on the
 #   machine (from /proc/stat), which shows what else was running.
 # Needs only bash, awk and EPICS's caget/caput; runs from a build tree or
@@ -29,6 +32,7 @@ usage: ioc_bench.sh [options]
   --hdf5 off|on|both        NDFileHDF5 writing the clusters (default both)
   --cycle K                 MoenchCycleFrames (default 500)
   --max-clusters N          MaxClusters, rows of each output array (default 3000)
+  --max-batch N             MaxBatch, queued arrays per core call (default 64)
   --pedestal N              PedestalFrames (default 1000)
   --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
   --files DIR               where HDF5 files are written (default a
@@ -41,13 +45,14 @@ EOF
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
-files=""
+max_batch=64 files=""
 while [ $# -gt 0 ]; do
     case $1 in
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
     --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
+    --max-batch) max_batch=$2 ;;
     *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
     esac
     shift 2 || { usage >&2; exit 2; }
@@ -62,6 +67,7 @@ mkdir -p "$files"
 
 start_ioc
 set_up_finder "$backend" "$streams" "$size" "$max_clusters" "$pedestal"
+put "${C}MaxBatch" "$max_batch"
 train_pedestal "$pedestal"
 backend_in_use "$backend"
 queue_size=$(get "${C}QueueSize_RBV")
@@ -102,16 +108,18 @@ run() {
     sleep "$warmup"
     read -r s0 p0 d0 h0 hd0 k0 <<<"$(counters)"
     t0=$(now) c0=$(cpu_ticks) b0=$(busy_ticks)
+    st0=$(thread_ticks ADMoenchSimTask) pt0=$(thread_ticks CLUSTER1_Plugin)
     : >"$work/samples"
     end=$(awk "BEGIN{printf \"%.3f\", $t0 + $seconds}")
     while awk "BEGIN{exit !($(now) < $end)}"; do
-        getf "${C}ExecutionTime_RBV" "${C}FinderTime_RBV" "${C}QueueFree" |
+        getf "${C}LastBatch_RBV" "${C}FinderTime_RBV" "${C}QueueFree" |
             tr '\n' ' ' >>"$work/samples"
         echo >>"$work/samples"
         sleep 0.5
     done
     read -r s1 p1 d1 h1 hd1 k1 <<<"$(counters)"
     t1=$(now) c1=$(cpu_ticks) b1=$(busy_ticks)
+    st1=$(thread_ticks ADMoenchSimTask) pt1=$(thread_ticks CLUSTER1_Plugin)
     put "${S}Acquire" 0
     hdf5_bytes=0 hdf5_frames=0
     [ "$with_hdf5" = 1 ] && hdf5_stop
@@ -121,13 +129,15 @@ run() {
         -v s="$((s1 - s0))" -v p="$((p1 - p0))" -v d="$((d1 - d0))" \
         -v h="$((h1 - h0))" -v hd="$((hd1 - hd0))" -v k="$(awk "BEGIN{printf \"%.0f\", $k1 - $k0}")" \
         -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
+        -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \
         -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" '
-        { n++; exec += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
+        { n++; batch += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
         END {
-            e = n ? exec / n : 0; f = n ? finder / n : 0
-            printf "| %s | %s | %.0f | %.0f | %d | %s | %d/%d (mean %.0f) | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %s |\n",
+            b = n ? batch / n : 0; f = n ? finder / n : 0
+            printf "| %s | %s | %.0f | %.0f | %d | %s | %d/%d (mean %.0f) | %.1f | %.3f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
                 rate == 0 ? "max" : rate, hdf5 ? "Stream" : "off", s / t, p / t, d,
-                hdf5 ? hd : "-", qmin, qsize, n ? qsum / n : 0, e, f, e - f,
+                hdf5 ? hd : "-", qmin, qsize, n ? qsum / n : 0, b, f,
+                s ? source_cpu / tck / s * 1e6 : 0, p ? plugin_cpu / tck / p * 1e6 : 0,
                 cpu / tck / t, (busy - cpu) / tck / t, p ? k / p : 0,
                 hdf5 && written ? sprintf("%.0f", bytes / written * h / 1048576 / t) : "-"
         }' "$work/samples"
@@ -135,13 +145,13 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --pedestal $pedestal --pinned $pinned"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --pedestal $pedestal --pinned $pinned"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | ExecutionTime ms | FinderTime ms | plugin cost ms | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for with_hdf5 in $hdf5_modes; do
     for rate in ${rates//,/ }; do
         say "rate ${rate/#0/max}, HDF5 $([ "$with_hdf5" = 1 ] && echo on || echo off)"

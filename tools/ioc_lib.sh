@@ -117,6 +117,15 @@ backend_in_use() { # ASKED
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }  # the IOC's
+# CPU ticks of the IOC's threads whose name starts with $1 (Linux keeps
+# 15 characters of a name: CLUSTER1_Plugin_1 is CLUSTER1_Plugin).
+thread_ticks() {
+    for task in /proc/"$pid"/task/*; do
+        case $(cat "$task/comm" 2>/dev/null) in
+        "$1"*) awk '{print $14 + $15}' "$task/stat" 2>/dev/null ;;
+        esac
+    done | awk '{t += $1} END {print t + 0}'
+}
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$pid/status"; }
 now() { date +%s.%N; }
