@@ -26,8 +26,9 @@
 #include "copy_ceiling.h"
 #endif
 
-enum input { INPUT_PINNED, INPUT_PAGEABLE, INPUT_REGISTERED };
-static const char *const input_names[] = {"pinned", "pageable", "registered"};
+enum input { INPUT_PINNED, INPUT_PAGEABLE, INPUT_REGISTERED, INPUT_LIST, INPUTS };
+static const char *const input_names[] = {"pinned", "pageable", "registered",
+                                          "list"};
 
 struct options {
     uint32_t rows, cols;
@@ -41,11 +42,15 @@ struct options {
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
 };
 
-/* Frames in the three kinds of memory a caller may hand over. */
+/* Frames in the kinds of memory a caller may hand over. */
 struct workload {
     uint16_t *dark;
     uint32_t dark_frames;
-    uint16_t *frames[3]; /* by enum input; NULL until asked for */
+    uint16_t *frames[INPUTS]; /* by enum input; NULL until asked for */
+    /* INPUT_LIST: each frame in its own page-locked buffer, as in an
+     * areaDetector NDArray pool; frames[INPUT_LIST] is list[0]. */
+    uint16_t **list;
+    uint32_t list_frames;
 };
 
 static void usage(FILE *out)
@@ -57,8 +62,10 @@ static void usage(FILE *out)
             "  --threads LIST    CPU threads, 0 = one per CPU (default 1,0)\n"
             "  --streams LIST    CUDA streams (default 2)\n"
             "  --batches LIST    frames per process call (default 16)\n"
-            "  --inputs LIST     pinned, pageable, registered: the memory the\n"
-            "                    frames are in (default pageable)\n"
+            "  --inputs LIST     pinned, pageable, registered, list: the memory\n"
+            "                    the frames are in (default pageable); list:\n"
+            "                    each frame in its own page-locked buffer,\n"
+            "                    given by cc_finder_process_list\n"
             "  --rows N --cols N frame size (default 400 x 400)\n"
             "  --frames N        distinct frames to cycle through (default 256)\n"
             "  --photons N       mean photons per frame (default 2330)\n"
@@ -120,11 +127,34 @@ static int split(const char *list, char items[][16], int most)
     return n;
 }
 
+/* One page-locked buffer per frame, copies of the pageable frames. */
+static uint16_t *frames_in_list(struct workload *work, size_t bytes,
+                                uint32_t n_frames)
+{
+    size_t frame_bytes = bytes / n_frames;
+    work->list = calloc(n_frames, sizeof *work->list);
+    if (work->list == NULL)
+        return NULL;
+    for (uint32_t k = 0; k < n_frames; k++) {
+        work->list[k] = cc_host_alloc(frame_bytes);
+        if (work->list[k] == NULL)
+            return NULL;
+        work->list_frames = k + 1;
+        memcpy(work->list[k],
+               (const char *)work->frames[INPUT_PAGEABLE] + k * frame_bytes,
+               frame_bytes);
+    }
+    work->frames[INPUT_LIST] = work->list[0];
+    return work->list[0];
+}
+
 static uint16_t *frames_in(struct workload *work, enum input input,
-                           size_t bytes)
+                           size_t bytes, uint32_t n_frames)
 {
     if (work->frames[input] != NULL)
         return work->frames[input];
+    if (input == INPUT_LIST)
+        return frames_in_list(work, bytes, n_frames);
     uint16_t *frames = input == INPUT_PINNED ? cc_host_alloc(bytes)
                                              : malloc(bytes);
     if (frames == NULL)
@@ -145,6 +175,20 @@ struct run {
     enum input input;
     uint32_t nx, ny, threads, streams, batch;
 };
+
+/* Batch b of a run (of `batch` frames) through the finder. */
+static int process_batch(cc_finder *finder, const struct workload *work,
+                         const struct run *run, const uint16_t *frames,
+                         size_t pixels, uint32_t b, cc_clusters *clusters)
+{
+    size_t first = (size_t)b * run->batch;
+    if (run->input == INPUT_LIST)
+        return cc_finder_process_list(
+            finder, (const uint16_t *const *)work->list + first, NULL,
+            run->batch, clusters);
+    return cc_finder_process(finder, frames + first * pixels, NULL,
+                             run->batch, clusters);
+}
 
 /* Measures one configuration; prints a table row and returns the median
  * frames per second (negative on failure). */
@@ -175,8 +219,9 @@ static double bench_one(const struct options *options, struct workload *work,
         return -1;
     }
     size_t pixels = (size_t)options->rows * options->cols;
-    const uint16_t *frames =
-        frames_in(work, run->input, pixels * options->frames * 2);
+    const uint16_t *frames = frames_in(work, run->input,
+                                       pixels * options->frames * 2,
+                                       options->frames);
     cc_clusters *clusters;
     if (frames == NULL || cc_clusters_new(&clusters) != CC_OK ||
         cc_finder_train(finder, work->dark, work->dark_frames) != CC_OK) {
@@ -187,8 +232,7 @@ static double bench_one(const struct options *options, struct workload *work,
     uint32_t batches = options->frames / run->batch;
     /* One untimed pass sizes the cluster lists and touches every page. */
     for (uint32_t b = 0; b < batches; b++)
-        cc_finder_process(finder, frames + (size_t)b * run->batch * pixels,
-                          NULL, run->batch, clusters);
+        process_batch(finder, work, run, frames, pixels, b, clusters);
 
     double *rates = calloc(options->repeats, sizeof *rates);
     uint64_t frames_done = 0, clusters_found = 0;
@@ -198,9 +242,8 @@ static double bench_one(const struct options *options, struct workload *work,
         double start = now(), elapsed = 0;
         while (elapsed < options->seconds) {
             for (uint32_t b = 0; b < batches; b++) {
-                if (cc_finder_process(finder,
-                                      frames + (size_t)b * run->batch * pixels,
-                                      NULL, run->batch, clusters) != CC_OK) {
+                if (process_batch(finder, work, run, frames, pixels, b,
+                                  clusters) != CC_OK) {
                     fprintf(stderr, "clusterbench: %s\n",
                             cc_finder_last_error(finder));
                     return -1;
@@ -379,8 +422,9 @@ static double measure_ceiling(const struct options *options,
 {
 #ifdef CC_HAVE_CUDA
     size_t pixels = (size_t)options->rows * options->cols;
-    const uint16_t *frames =
-        frames_in(work, INPUT_PINNED, pixels * options->frames * 2);
+    const uint16_t *frames = frames_in(work, INPUT_PINNED,
+                                       pixels * options->frames * 2,
+                                       options->frames);
     char message[256] = "";
     double *rates = calloc(options->repeats, sizeof *rates);
     for (uint32_t r = 0; frames != NULL && r < options->repeats; r++)
@@ -453,10 +497,10 @@ int main(int argc, char **argv)
                             .threads = cuda ? 1 : (uint32_t)strtoul(threads[p], NULL, 10),
                             .streams = cuda ? (uint32_t)strtoul(streams[p], NULL, 10) : 2,
                             .batch = (uint32_t)strtoul(batches[b], NULL, 10)};
-                        run.input = strcmp(inputs[i], "pinned") == 0 ? INPUT_PINNED
-                                    : strcmp(inputs[i], "registered") == 0
-                                        ? INPUT_REGISTERED
-                                        : INPUT_PAGEABLE;
+                        run.input = INPUT_PAGEABLE;
+                        for (int kind = 0; kind < INPUTS; kind++)
+                            if (strcmp(inputs[i], input_names[kind]) == 0)
+                                run.input = (enum input)kind;
                         if (parse_size(sizes[s], &run.nx, &run.ny) != 0) {
                             fprintf(stderr, "clusterbench: bad size '%s'\n",
                                     sizes[s]);
@@ -479,7 +523,7 @@ int main(int argc, char **argv)
                    best_cuda[s] / best_cpu[s]);
     }
     printf("\n");
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < INPUT_LIST; i++) {
         if (i == INPUT_REGISTERED && work.frames[i] != NULL)
             cc_host_unregister(work.frames[i]);
         if (i == INPUT_PINNED)
@@ -487,6 +531,9 @@ int main(int argc, char **argv)
         else
             free(work.frames[i]);
     }
+    for (uint32_t k = 0; k < work.list_frames; k++)
+        cc_host_free(work.list[k]);
+    free(work.list);
     free(work.dark);
     return EXIT_SUCCESS;
 }
