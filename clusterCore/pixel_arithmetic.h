@@ -38,11 +38,17 @@ static inline CC__HD real pixel_y(uint16_t x, uint16_t adc_mask,
     return (real)((int32_t)(x & adc_mask) - (int32_t)baseline);
 }
 
-/* v = (x - X0) - r, the pedestal-subtracted value. */
+/* v = y - r, the pedestal-subtracted value, from y and r. */
+static inline CC__HD real pixel_value_from_offset(real y, real r)
+{
+    return y - r;
+}
+
 static inline CC__HD real pixel_value(uint16_t x, uint16_t adc_mask,
                                       uint16_t baseline, real s, real n)
 {
-    return pixel_y(x, adc_mask, baseline) - pixel_offset(s, n);
+    return pixel_value_from_offset(pixel_y(x, adc_mask, baseline),
+                                   pixel_offset(s, n));
 }
 
 enum { PIXEL_EMIT = 1, PIXEL_QUIET = 2 };

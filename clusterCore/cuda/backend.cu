@@ -411,32 +411,39 @@ int cc__cuda_download(struct cc__cuda *cuda, struct cc__pedestal *pedestal,
 
 /* ---- batches ---- */
 
+/* Replaces *memory by `bytes` of mapped page-locked memory (NULL on
+ * failure). */
+static int remap_host(void **memory, size_t bytes, char *message)
+{
+    cudaFreeHost(*memory);
+    *memory = NULL;
+    CUDA_TRY(cudaHostAlloc(memory, bytes,
+                           cudaHostAllocMapped | cudaHostAllocPortable),
+             "allocating per-batch counts");
+    return CC_OK;
+}
+
 /* Makes the per-batch arrays hold n_frames frames and n_chunks chunks. */
 static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
                          size_t n_chunks, char *message)
 {
     if (n_frames > cuda->frames_capacity) {
         size_t capacity = n_frames < 1024 ? 1024 : n_frames;
-        cudaFreeHost(cuda->stored);
-        cudaFreeHost(cuda->dropped);
-        cuda->stored = cuda->dropped = NULL;
         cuda->frames_capacity = 0;
-        CUDA_TRY(cudaHostAlloc(&cuda->stored, capacity * 4,
-                               cudaHostAllocMapped | cudaHostAllocPortable),
-                 "allocating per-frame counts");
-        CUDA_TRY(cudaHostAlloc(&cuda->dropped, capacity * 4,
-                               cudaHostAllocMapped | cudaHostAllocPortable),
-                 "allocating per-frame counts");
+        int rc = remap_host((void **)&cuda->stored, capacity * 4, message);
+        if (rc == CC_OK)
+            rc = remap_host((void **)&cuda->dropped, capacity * 4, message);
+        if (rc != CC_OK)
+            return rc;
         cuda->frames_capacity = capacity;
     }
     if (n_chunks > cuda->totals_capacity) {
         size_t capacity = n_chunks < 64 ? 64 : n_chunks;
-        cudaFreeHost(cuda->chunk_totals);
-        cuda->chunk_totals = NULL;
         cuda->totals_capacity = 0;
-        CUDA_TRY(cudaHostAlloc(&cuda->chunk_totals, capacity * 8,
-                               cudaHostAllocMapped | cudaHostAllocPortable),
-                 "allocating cluster totals");
+        int rc = remap_host((void **)&cuda->chunk_totals, capacity * 8,
+                            message);
+        if (rc != CC_OK)
+            return rc;
         cuda->totals_capacity = capacity;
     }
     return CC_OK;

@@ -217,7 +217,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
             real r = pixel_offset(s[i], n);
             r_plane[i] = r;
             y[i] = pixel_y(x, g.adc_mask, x0[i]);
-            v[i] = y[i] - r;
+            v[i] = pixel_value_from_offset(y[i], r);
         }
         __syncthreads();
 
