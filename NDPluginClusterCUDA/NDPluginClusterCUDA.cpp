@@ -483,13 +483,15 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
     if (pOut == NULL)
         return NULL;
     epicsInt32 *row = (epicsInt32 *)pOut->pData;
-    memset(row, 0, dims[0] * dims[1] * sizeof *row);
-    for (uint32_t i = 0; i < frame.count && i < dims[1]; i++) {
+    size_t rows = frame.count < dims[1] ? frame.count : dims[1];
+    for (size_t i = 0; i < rows; i++) {
         row[0] = frame.x[i];
         row[1] = frame.y[i];
         memcpy(row + 2, frame.values + i * cells, cells * sizeof *row);
         row += dims[0];
     }
+    /* Only the padding is cleared: the array is written once. */
+    memset(row, 0, (dims[1] - rows) * dims[0] * sizeof *row);
     pOut->uniqueId = pInput->uniqueId;
     pOut->timeStamp = pInput->timeStamp;
     pOut->epicsTS = pInput->epicsTS;
