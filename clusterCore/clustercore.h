@@ -213,8 +213,8 @@ CC_API int cc_finder_process(cc_finder *finder, const uint16_t *frames,
                              cc_clusters *clusters);
 /* The same for frames that are not back to back: frames[k] points to
  * frame k's rows * cols pixels (the NDArrays queued in an areaDetector
- * plugin, for instance). Frames that are page-locked and adjacent in
- * memory go to the GPU in one copy. */
+ * plugin, for instance). The GPU gets one copy a frame, from page-locked
+ * frames directly. */
 CC_API int cc_finder_process_list(cc_finder *finder,
                                   const uint16_t *const *frames,
                                   const uint64_t *frame_numbers,

@@ -306,6 +306,44 @@ START_TEST(registered_frames)
 }
 END_TEST
 
+/* A list of frames each in its own page-locked buffer, as in an NDArray
+ * pool (buffers that may lie side by side), gives the same. */
+START_TEST(list_of_separate_buffers)
+{
+    enum { N = 48 };
+    struct pool pool = make_pool(400, 400, 2330);
+    const uint16_t *list[N];
+    uint16_t *buffers[N];
+    for (int k = 0; k < N; k++) {
+        buffers[k] = cc_host_alloc(pool.pixels * sizeof(uint16_t));
+        ck_assert_ptr_nonnull(buffers[k]);
+        memcpy(buffers[k], pool.frames + k * pool.pixels,
+               pool.pixels * sizeof(uint16_t));
+        list[k] = buffers[k];
+    }
+    cc_config config = config_for(&pool, 0);
+    config.pedestal_frames = DARK;
+    config.backend = CC_BACKEND_CUDA;
+    cc_finder *gpu = trained_finder(&pool, config);
+    config.backend = CC_BACKEND_CPU;
+    cc_finder *cpu = trained_finder(&pool, config);
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    ck_assert_int_eq(cc_finder_process(cpu, pool.frames, NULL, N, want), CC_OK);
+    int rc = cc_finder_process_list(gpu, list, NULL, N, got);
+    ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu));
+    assert_same_clusters(want, got);
+    for (int k = 0; k < N; k++)
+        cc_host_free(buffers[k]);
+    cc_clusters_destroy(want);
+    cc_clusters_destroy(got);
+    cc_finder_destroy(cpu);
+    cc_finder_destroy(gpu);
+    free_pool(&pool);
+}
+END_TEST
+
 int main(void)
 {
     cc_config config = test_config(8, 8);
@@ -332,6 +370,7 @@ int main(void)
     TCase *moves = tcase_create("moves");
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);
+    tcase_add_test(moves, list_of_separate_buffers);
     TCase *cases[] = {full, odd, cap, moves};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tcase_set_timeout(cases[i], 3600);

@@ -468,9 +468,11 @@ static int state_written(const struct cc__cuda *cuda, size_t launch)
     return (cuda->committed + 1 + (int)(launch % 2)) % 3;
 }
 
-/* Enqueues the copy of one chunk's frames into its slot: one copy for
- * each run of frames adjacent in memory, straight from page-locked (or
- * registered) memory, else through the slot's staging buffer. */
+/* Enqueues the copy of one chunk's frames into its slot, straight from
+ * page-locked (or registered) memory, else through the slot's staging
+ * buffer: one copy for back-to-back frames, one a frame for a list (its
+ * frames may lie side by side in separate allocations, which one copy
+ * must not span). */
 static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
                         const struct batch *batch, size_t first, size_t count,
                         char *message)
@@ -481,11 +483,7 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
     bool staging_free = false;
     for (size_t k = 0; k < count;) {
         const uint16_t *run = cc__frame_at(&batch->frames, first + k);
-        size_t n = 1;
-        while (k + n < count &&
-               cc__frame_at(&batch->frames, first + k + n) ==
-                   run + n * cuda->pixels)
-            n++;
+        size_t n = batch->frames.each == NULL ? count - k : 1;
         size_t bytes = n * cuda->pixels * 2;
         const uint16_t *source = run;
         if (!cc_host_is_locked(run)) {
