@@ -98,7 +98,7 @@ epicsEnvSet("CLUSTER_TOP", "$here")
 epicsEnvSet("ADCORE", "$here/adcore")
 epicsEnvSet("EPICS_BASE", "$here")
 PATHS
-printf 'caget=%s\ncaput=%s\n' "$here/bin/caget" "$here/bin/caput" >"$here/ioc/epicsTools"
+printf 'caget=%s\ncaput=%s\ncamonitor=%s\n' "$here/bin/caget" "$here/bin/caput" "$here/bin/camonitor" >"$here/ioc/epicsTools"
 printf '#!/bin/sh\ncd "%s/ioc" && exec ../bin/iocClusterCUDA ../iocBoot/iocClusterCUDA/st.cmd\n' \
     "$here" >"$here/ioc/run-iocClusterCUDA"
 chmod +x "$here/ioc/run-iocClusterCUDA"
