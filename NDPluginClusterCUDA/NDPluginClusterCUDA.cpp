@@ -310,6 +310,7 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
     if (held_.capacity() < (size_t)maxBatch) {
         held_.reserve((size_t)maxBatch);
+        outputs_.reserve((size_t)maxBatch);
         heldFrames_.reserve((size_t)maxBatch);
         heldNumbers_.reserve((size_t)maxBatch);
     }
@@ -375,6 +376,7 @@ void NDPluginClusterCUDA::processHeld()
     cc_finder_stats stats;
     size_t trained = 0;  /* held arrays that went into the pedestal */
     size_t found = 0;    /* held arrays, after those, turned into clusters */
+    int lastFound = 0;   /* clusters found in the last of them */
     double finderTime = -1; /* ms in the core per array; < 0: not called */
     if (rc == CC_OK) {
         epicsTimeStamp start, end;
@@ -405,6 +407,23 @@ void NDPluginClusterCUDA::processHeld()
                 cc_spectrum_add(spectrum_, clusters_);
                 cc_hitmap_add(hitmap_, clusters_);
             }
+        }
+        /* The output arrays are filled here too, so that the source's
+         * callbacks into this plugin (which take the port lock) are not
+         * held up meanwhile. */
+        outputs_.clear();
+        for (size_t i = 0; i < found; i++) {
+            cc_frame_clusters frame;
+            cc_clusters_frame(clusters_, i, &frame);
+            outputs_.push_back(
+                clusterArray(held_[trained + i], frame, maxClusters));
+        }
+        if (found > 0) {
+            cc_frame_clusters last;
+            cc_clusters_frame(clusters_, found - 1, &last);
+            /* Found, stored or not: DroppedClusters_RBV says how many the
+             * cap kept out of the array. */
+            lastFound = (int)(last.count + last.dropped);
         }
         epicsTimeGetCurrent(&end);
         finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
@@ -447,15 +466,11 @@ void NDPluginClusterCUDA::processHeld()
                       trainingNote_);
         }
     }
-    for (size_t i = 0; i < found; i++) {
-        cc_frame_clusters frame;
-        cc_clusters_frame(clusters_, i, &frame);
-        /* Found, stored or not: DroppedClusters_RBV says how many the
-         * cap kept out of the array. */
-        setIntegerParam(ClusterNumClusters, (int)(frame.count + frame.dropped));
-        NDArray *pOut = clusterArray(held_[trained + i], frame, maxClusters);
-        if (pOut != NULL)
-            NDPluginDriver::endProcessCallbacks(pOut, false, true);
+    if (found > 0)
+        setIntegerParam(ClusterNumClusters, lastFound);
+    for (size_t i = 0; i < outputs_.size(); i++) {
+        if (outputs_[i] != NULL)
+            NDPluginDriver::endProcessCallbacks(outputs_[i], false, true);
         else
             setStatus("no NDArray for the clusters: the pool is exhausted");
     }
@@ -472,7 +487,8 @@ void NDPluginClusterCUDA::releaseHeld()
     held_.clear();
 }
 
-/* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded. */
+/* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded
+ * (port unlocked: the pool has its own lock). */
 NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
                                            const cc_frame_clusters &frame,
                                            int maxClusters)

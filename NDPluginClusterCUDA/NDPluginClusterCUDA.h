@@ -146,6 +146,7 @@ private:
     std::vector<NDArray *> held_;
     std::vector<const uint16_t *> heldFrames_;
     std::vector<uint64_t> heldNumbers_;
+    std::vector<NDArray *> outputs_; /* their cluster arrays, to publish */
     int lastUniqueId_;         /* of the last array taken for the finder */
     epicsTimeStamp lastTimeStamp_;
     epicsTimeStamp lastPublished_;
