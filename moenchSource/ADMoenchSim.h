@@ -119,6 +119,7 @@ private:
 
     /* Protected by the driver lock. */
     unsigned long droppedFrames_;  /* NDArray pool allocations that failed */
+    bool stopPending_;  /* Acquire=0 written since the acquisition started; stopEvent_ wakes the waits */
 };
 
 #endif /* ADMOENCHSIM_H */
