@@ -5,9 +5,10 @@
  * frames in batches with the driver lock released, so that Acquire=0 and
  * other writes are served while pixels are made, and takes the lock only
  * to update parameters and call the plugins, as ADCore drivers do.
+ * MoenchSourceThreads threads (MoenchFrameFiller) copy the frames into
+ * NDArrays meanwhile; the acquisition thread publishes them in order.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include <new>
 
@@ -92,6 +93,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     createParam(MoenchRawFileString,     asynParamOctet,   &MoenchRawFile);
     createParam(MoenchFrameNumberString, asynParamInt32,   &MoenchFrameNumber);
     createParam(MoenchCycleFramesString, asynParamInt32,   &MoenchCycleFrames);
+    createParam(MoenchSourceThreadsString, asynParamInt32, &MoenchSourceThreads);
 
     if (maxSizeX <= 0) maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
     if (maxSizeY <= 0) maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
@@ -139,6 +141,8 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     setStringParam(MoenchRawFile, "");
     setIntegerParam(MoenchFrameNumber, 0);
     setIntegerParam(MoenchCycleFrames, 0);
+    setIntegerParam(MoenchSourceThreads,
+                    clampInt(epicsThreadGetCPUs(), 1, ADMOENCHSIM_DEFAULT_SOURCE_THREADS));
 
     /* Low priority: the simulator's worker threads inherit it and keep every
      * CPU busy when AcquirePeriod is 0, which at the usual Medium priority
@@ -200,6 +204,7 @@ void ADMoenchSim::readSettings(Settings *settings)
     settings->darkFrames = darkFrames > 0 ? (uint64_t)darkFrames : 0;
     getIntegerParam(MoenchCycleFrames, &cycleFrames);
     settings->cycleFrames = cycleFrames > 0 ? (uint64_t)cycleFrames : 0;
+    getIntegerParam(MoenchSourceThreads, &settings->sourceThreads);
     getStringParam(MoenchRawFile, (int)sizeof(rawPath), rawPath);
     settings->rawPath = rawPath;
 }
@@ -264,8 +269,8 @@ void ADMoenchSim::finishWithError(const char *message)
     callParamCallbacks();
 }
 
-/** Creates the simulator or opens the raw run and sizes the batch buffer.
-  * Called without the lock. */
+/** Creates the simulator or opens the raw run, sizes the batch buffer and
+  * starts the threads that copy frames into NDArrays. Called without the lock. */
 int ADMoenchSim::openSource(const Settings &settings, char *message)
 {
     int rc;
@@ -313,6 +318,11 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
     }
     batchCount_ = 0;
     batchNext_ = 0;
+    if (!filler_.start(this->pNDArrayPool, settings.sourceThreads, cols_, rows_)) {
+        epicsSnprintf(message, CC_MESSAGE_SIZE, "could not start %d threads to copy frames",
+                      settings.sourceThreads);
+        return CC_ETHREAD;
+    }
     return CC_OK;
 }
 
@@ -354,9 +364,12 @@ int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
     return CC_OK;
 }
 
-/** Frees the simulator or raw reader; the batch buffer is kept for the next acquisition. */
+/** Stops the copying threads, releasing the frames not published, and
+  * frees the simulator or raw reader; the batch buffer is kept for the
+  * next acquisition. */
 void ADMoenchSim::closeSource()
 {
+    filler_.stop();
     cc_simulator_destroy(simulator_);
     simulator_ = NULL;
     cc_raw_reader_close(rawReader_);
@@ -459,6 +472,29 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
     return CC_OK;
 }
 
+/** Hands frames to the copying threads, making batches as needed, until
+  * they have as many in flight as they take or *framesSubmitted reaches
+  * framesWanted. Sets *endOfRun when a replayed run that does not loop
+  * has no more frames. Called without the lock. */
+int ADMoenchSim::submitFrames(const Settings &settings, uint64_t framesWanted,
+                              uint64_t *framesSubmitted, bool *endOfRun, char *message)
+{
+    const size_t framePixels = (size_t)rows_ * cols_;
+    while (!filler_.full() && *framesSubmitted < framesWanted) {
+        if (batchNext_ == batchCount_) {
+            /* The next batch may be made into batch_, which frames in
+             * flight may still be copied from; cycled frames stay. */
+            if (batchData_ == batch_.data()) filler_.waitFilled();
+            int rc = produceBatch(settings, framesWanted - *framesSubmitted, endOfRun, message);
+            if (rc != CC_OK || *endOfRun) return rc;
+        }
+        filler_.submit(batchData_ + batchNext_ * framePixels, batchNumbers_[batchNext_]);
+        batchNext_++;
+        (*framesSubmitted)++;
+    }
+    return CC_OK;
+}
+
 /** Runs one acquisition from start to completion, stop or error; called
   * with the lock held, which it releases while frames are made and while
   * it waits out the period. */
@@ -499,9 +535,11 @@ void ADMoenchSim::runAcquisition()
     const bool continuous = settings.imageMode == ADImageContinuous;
     const uint64_t framesToTake =
         settings.imageMode == ADImageSingle ? 1 : (uint64_t)settings.numImages;
-    const size_t framePixels = (size_t)rows_ * cols_;
     const bool simulated = settings.source != ADMoenchSourceRawFile;
-    uint64_t framesTaken = 0;
+    uint64_t framesTaken = 0;      /* published, or dropped for want of an NDArray */
+    uint64_t framesSubmitted = 0;  /* handed to the copying threads */
+    bool sourceEnded = false;      /* the source failed or the replayed run ended */
+    bool endOfRun = false;
     epicsTimeStamp due;
     epicsTimeGetCurrent(&due);
     epicsSnprintf(endMessage, sizeof(endMessage), "Acquisition complete");
@@ -512,28 +550,26 @@ void ADMoenchSim::runAcquisition()
             break;
         }
 
-        /* Make and copy the frame without the lock: this is the slow part. */
+        /* Make frames and take the next one copied without the lock:
+         * this is the slow part. The threads copy frames in parallel;
+         * they are published here, one by one, in the order made. */
         unlock();
-        bool endOfRun = false;
-        rc = CC_OK;
-        if (batchNext_ == batchCount_)
-            rc = produceBatch(settings, continuous ? UINT64_MAX : framesToTake - framesTaken,
-                              &endOfRun, message);
-        NDArray *pArray = NULL;
-        if (rc == CC_OK && !endOfRun) {
-            size_t dims[2] = {cols_, rows_};
-            pArray = this->pNDArrayPool->alloc(2, dims, NDUInt16, 0, NULL);
-            if (pArray)
-                memcpy(pArray->pData, batchData_ + batchNext_ * framePixels,
-                       framePixels * sizeof(uint16_t));
+        if (!sourceEnded) {
+            rc = submitFrames(settings, continuous ? UINT64_MAX : framesToTake,
+                              &framesSubmitted, &endOfRun, message);
+            sourceEnded = rc != CC_OK || endOfRun;
         }
+        /* Frames made before the source ended are published first. */
+        const bool haveFrame = filler_.inFlight() > 0;
+        MoenchFrameFiller::Frame frame = {NULL, 0};
+        if (haveFrame) frame = filler_.take();
         lock();
 
-        if (rc != CC_OK) {
+        if (!haveFrame && rc != CC_OK) {
             outcome = Failed;
             break;
         }
-        if (endOfRun) {
+        if (!haveFrame) {
             epicsSnprintf(endMessage, sizeof(endMessage),
                           "Replay complete: end of the run after %llu frames",
                           (unsigned long long)framesTaken);
@@ -544,7 +580,8 @@ void ADMoenchSim::runAcquisition()
             rawNotice_.clear();
         }
 
-        uint64_t frameNumber = batchNumbers_[batchNext_++];
+        NDArray *pArray = frame.array;
+        uint64_t frameNumber = frame.tag;
         framesTaken++;
         int numImagesCounter, arrayCounter, arrayCallbacks;
         getIntegerParam(ADNumImagesCounter, &numImagesCounter);
@@ -652,6 +689,8 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
         status = ADDriver::writeInt32(pasynUser, clampInt(value, 1, maxSize));
     } else if (function == MoenchDarkFrames || function == MoenchCycleFrames) {
         setIntegerParam(function, value < 0 ? 0 : value);
+    } else if (function == MoenchSourceThreads) {
+        setIntegerParam(function, clampInt(value, 1, ADMOENCHSIM_MAX_SOURCE_THREADS));
     } else if (function == MoenchSource) {
         if (value == ADMoenchSourceSimulated || value == ADMoenchSourceRawFile) {
             setIntegerParam(function, value);
@@ -684,14 +723,15 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
   * \param[in] details If >0 then ADDriver::report() is also called. */
 void ADMoenchSim::report(FILE *fp, int details)
 {
-    int source, sizeX, sizeY;
+    int source, sizeX, sizeY, sourceThreads;
     getIntegerParam(MoenchSource, &source);
     getIntegerParam(ADSizeX, &sizeX);
     getIntegerParam(ADSizeY, &sizeY);
+    getIntegerParam(MoenchSourceThreads, &sourceThreads);
     fprintf(fp, "MOENCH simulator %s, libclustercore %s\n", this->portName, cc_version());
-    fprintf(fp, "  Source: %s, frame size %d x %d, frames dropped (pool full): %lu\n",
+    fprintf(fp, "  Source: %s, frame size %d x %d, %d copying threads, frames dropped (pool full): %lu\n",
             source == ADMoenchSourceRawFile ? "raw file replay" : "simulated",
-            sizeX, sizeY, droppedFrames_);
+            sizeX, sizeY, sourceThreads, droppedFrames_);
     if (details > 0) ADDriver::report(fp, details);
 }
 
