@@ -44,6 +44,13 @@ static const double catchUpSeconds = 2e-3;
  * state changes a frame would cost more than the wait. */
 static const double waitingShownSeconds = 1e-3;
 
+/* While frames flow, parameter callbacks (ArrayCounter_RBV and the other
+ * counters) are made at most this often, and at the end of an acquisition.
+ * Each callback wakes the record-processing thread once per changed
+ * counter, which at tens of kHz cost the publishing thread more time than
+ * the rest of a frame; clients see the counters 200 times a second. */
+static const double paramCallbackSeconds = 5e-3;
+
 static void acquisitionTaskC(void *drvPvt)
 {
     ADMoenchSim *pDriver = static_cast<ADMoenchSim *>(drvPvt);
@@ -542,6 +549,7 @@ void ADMoenchSim::runAcquisition()
     bool endOfRun = false;
     epicsTimeStamp due;
     epicsTimeGetCurrent(&due);
+    epicsTimeStamp lastParamCallbacks = due;
     epicsSnprintf(endMessage, sizeof(endMessage), "Acquisition complete");
 
     for (;;) {
@@ -622,7 +630,12 @@ void ADMoenchSim::runAcquisition()
                 asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
                           driverName, "runAcquisition", dropMessage);
         }
-        callParamCallbacks();
+        epicsTimeStamp now;
+        epicsTimeGetCurrent(&now);
+        if (epicsTimeDiffInSeconds(&now, &lastParamCallbacks) >= paramCallbackSeconds) {
+            callParamCallbacks();
+            lastParamCallbacks = now;
+        }
 
         if (!continuous && framesTaken >= framesToTake) break;
         if (!waitForNextFrame(&due)) {
