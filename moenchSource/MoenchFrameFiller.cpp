@@ -46,12 +46,14 @@ bool MoenchFrameFiller::start(NDArrayPool *pool, int threads, size_t cols, size_
     submitted_ = claimed_ = taken_ = 0;
     quit_ = false;
 
-    /* Low priority, as the acquisition thread: at full rate the workers
-     * keep their CPUs busy, which must not starve the CA server or the
-     * plugins that consume the frames. */
+    /* Low priority and the stack of the acquisition thread, which did this
+     * work before: at full rate the workers keep their CPUs busy, which
+     * must not starve the CA server or the plugins that consume the
+     * frames, and a pool that grows allocates through the frame memory
+     * functions (cudaHostAlloc with NDClusterCUDAPinnedArrays). */
     epicsThreadOpts options = EPICS_THREAD_OPTS_INIT;
     options.priority = epicsThreadPriorityLow;
-    options.stackSize = epicsThreadGetStackSize(epicsThreadStackSmall);
+    options.stackSize = epicsThreadGetStackSize(epicsThreadStackMedium);
     options.joinable = 1;
     for (int i = 0; i < threads; i++) {
         char name[32];
