@@ -5,9 +5,10 @@
  * frames in batches with the driver lock released, so that Acquire=0 and
  * other writes are served while pixels are made, and takes the lock only
  * to update parameters and call the plugins, as ADCore drivers do.
+ * MoenchSourceThreads threads (MoenchFrameFiller) copy the frames into
+ * NDArrays meanwhile; the acquisition thread publishes them in order.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include <new>
 
@@ -43,6 +44,13 @@ static const double catchUpSeconds = 2e-3;
  * state changes a frame would cost more than the wait. */
 static const double waitingShownSeconds = 1e-3;
 
+/* While frames flow, parameter callbacks (ArrayCounter_RBV and the other
+ * counters) are made at most this often, and at the end of an acquisition.
+ * Each callback wakes the record-processing thread once per changed
+ * counter, which at tens of kHz cost the publishing thread more time than
+ * the rest of a frame; clients see the counters 200 times a second. */
+static const double paramCallbackSeconds = 5e-3;
+
 static void acquisitionTaskC(void *drvPvt)
 {
     ADMoenchSim *pDriver = static_cast<ADMoenchSim *>(drvPvt);
@@ -73,7 +81,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
                priority, stackSize),
       startEvent_(NULL), stopEvent_(NULL), simulator_(NULL), rawReader_(NULL),
       rows_(0), cols_(0), batchData_(NULL), batchCount_(0), batchNext_(0),
-      nextSimFrame_(0), droppedFrames_(0)
+      nextSimFrame_(0), droppedFrames_(0), stopPending_(false)
 {
     const char *functionName = "ADMoenchSim";
     char versionString[32];
@@ -92,6 +100,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     createParam(MoenchRawFileString,     asynParamOctet,   &MoenchRawFile);
     createParam(MoenchFrameNumberString, asynParamInt32,   &MoenchFrameNumber);
     createParam(MoenchCycleFramesString, asynParamInt32,   &MoenchCycleFrames);
+    createParam(MoenchSourceThreadsString, asynParamInt32, &MoenchSourceThreads);
 
     if (maxSizeX <= 0) maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
     if (maxSizeY <= 0) maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
@@ -139,6 +148,8 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     setStringParam(MoenchRawFile, "");
     setIntegerParam(MoenchFrameNumber, 0);
     setIntegerParam(MoenchCycleFrames, 0);
+    setIntegerParam(MoenchSourceThreads,
+                    clampInt(epicsThreadGetCPUs(), 1, ADMOENCHSIM_DEFAULT_SOURCE_THREADS));
 
     /* Low priority: the simulator's worker threads inherit it and keep every
      * CPU busy when AcquirePeriod is 0, which at the usual Medium priority
@@ -167,6 +178,7 @@ void ADMoenchSim::acquisitionTask()
         getIntegerParam(ADAcquire, &acquire);
         if (!acquire) continue;
         /* A stop signalled before this start belongs to an earlier acquisition. */
+        stopPending_ = false;
         epicsEventTryWait(stopEvent_);
         runAcquisition();
     }
@@ -199,14 +211,18 @@ void ADMoenchSim::readSettings(Settings *settings)
     settings->darkFrames = darkFrames > 0 ? (uint64_t)darkFrames : 0;
     getIntegerParam(MoenchCycleFrames, &cycleFrames);
     settings->cycleFrames = cycleFrames > 0 ? (uint64_t)cycleFrames : 0;
+    getIntegerParam(MoenchSourceThreads, &settings->sourceThreads);
     getStringParam(MoenchRawFile, (int)sizeof(rawPath), rawPath);
     settings->rawPath = rawPath;
 }
 
-/** True when Acquire=0 was written since the last check; called with the lock held. */
+/** True when Acquire=0 was written during this acquisition; called with
+  * the lock held. It reads a flag rather than trying stopEvent_: on Linux
+  * epicsEventTryWait is a timed wait that sleeps out the timer slack, 80 us
+  * on a 2-core VM, which capped the source near 10,000 frames/s. */
 bool ADMoenchSim::stopRequested()
 {
-    if (epicsEventTryWait(stopEvent_) == epicsEventOK) return true;
+    if (stopPending_) return true;
     int acquire;
     getIntegerParam(ADAcquire, &acquire);
     return acquire == 0;
@@ -260,8 +276,8 @@ void ADMoenchSim::finishWithError(const char *message)
     callParamCallbacks();
 }
 
-/** Creates the simulator or opens the raw run and sizes the batch buffer.
-  * Called without the lock. */
+/** Creates the simulator or opens the raw run, sizes the batch buffer and
+  * starts the threads that copy frames into NDArrays. Called without the lock. */
 int ADMoenchSim::openSource(const Settings &settings, char *message)
 {
     int rc;
@@ -309,6 +325,11 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
     }
     batchCount_ = 0;
     batchNext_ = 0;
+    if (!filler_.start(this->pNDArrayPool, settings.sourceThreads, cols_, rows_)) {
+        epicsSnprintf(message, CC_MESSAGE_SIZE, "could not start %d threads to copy frames",
+                      settings.sourceThreads);
+        return CC_ETHREAD;
+    }
     return CC_OK;
 }
 
@@ -350,9 +371,12 @@ int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
     return CC_OK;
 }
 
-/** Frees the simulator or raw reader; the batch buffer is kept for the next acquisition. */
+/** Stops the copying threads, releasing the frames not published, and
+  * frees the simulator or raw reader; the batch buffer is kept for the
+  * next acquisition. */
 void ADMoenchSim::closeSource()
 {
+    filler_.stop();
     cc_simulator_destroy(simulator_);
     simulator_ = NULL;
     cc_raw_reader_close(rawReader_);
@@ -455,6 +479,29 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
     return CC_OK;
 }
 
+/** Hands frames to the copying threads, making batches as needed, until
+  * they have as many in flight as they take or *framesSubmitted reaches
+  * framesWanted. Sets *endOfRun when a replayed run that does not loop
+  * has no more frames. Called without the lock. */
+int ADMoenchSim::submitFrames(const Settings &settings, uint64_t framesWanted,
+                              uint64_t *framesSubmitted, bool *endOfRun, char *message)
+{
+    const size_t framePixels = (size_t)rows_ * cols_;
+    while (!filler_.full() && *framesSubmitted < framesWanted) {
+        if (batchNext_ == batchCount_) {
+            /* The next batch may be made into batch_, which frames in
+             * flight may still be copied from; cycled frames stay. */
+            if (batchData_ == batch_.data()) filler_.waitFilled();
+            int rc = produceBatch(settings, framesWanted - *framesSubmitted, endOfRun, message);
+            if (rc != CC_OK || *endOfRun) return rc;
+        }
+        filler_.submit(batchData_ + batchNext_ * framePixels, batchNumbers_[batchNext_]);
+        batchNext_++;
+        (*framesSubmitted)++;
+    }
+    return CC_OK;
+}
+
 /** Runs one acquisition from start to completion, stop or error; called
   * with the lock held, which it releases while frames are made and while
   * it waits out the period. */
@@ -495,11 +542,14 @@ void ADMoenchSim::runAcquisition()
     const bool continuous = settings.imageMode == ADImageContinuous;
     const uint64_t framesToTake =
         settings.imageMode == ADImageSingle ? 1 : (uint64_t)settings.numImages;
-    const size_t framePixels = (size_t)rows_ * cols_;
     const bool simulated = settings.source != ADMoenchSourceRawFile;
-    uint64_t framesTaken = 0;
+    uint64_t framesTaken = 0;      /* published, or dropped for want of an NDArray */
+    uint64_t framesSubmitted = 0;  /* handed to the copying threads */
+    bool sourceEnded = false;      /* the source failed or the replayed run ended */
+    bool endOfRun = false;
     epicsTimeStamp due;
     epicsTimeGetCurrent(&due);
+    epicsTimeStamp lastParamCallbacks = due;
     epicsSnprintf(endMessage, sizeof(endMessage), "Acquisition complete");
 
     for (;;) {
@@ -508,28 +558,26 @@ void ADMoenchSim::runAcquisition()
             break;
         }
 
-        /* Make and copy the frame without the lock: this is the slow part. */
+        /* Make frames and take the next one copied without the lock:
+         * this is the slow part. The threads copy frames in parallel;
+         * they are published here, one by one, in the order made. */
         unlock();
-        bool endOfRun = false;
-        rc = CC_OK;
-        if (batchNext_ == batchCount_)
-            rc = produceBatch(settings, continuous ? UINT64_MAX : framesToTake - framesTaken,
-                              &endOfRun, message);
-        NDArray *pArray = NULL;
-        if (rc == CC_OK && !endOfRun) {
-            size_t dims[2] = {cols_, rows_};
-            pArray = this->pNDArrayPool->alloc(2, dims, NDUInt16, 0, NULL);
-            if (pArray)
-                memcpy(pArray->pData, batchData_ + batchNext_ * framePixels,
-                       framePixels * sizeof(uint16_t));
+        if (!sourceEnded) {
+            rc = submitFrames(settings, continuous ? UINT64_MAX : framesToTake,
+                              &framesSubmitted, &endOfRun, message);
+            sourceEnded = rc != CC_OK || endOfRun;
         }
+        /* Frames made before the source ended are published first. */
+        const bool haveFrame = filler_.inFlight() > 0;
+        MoenchFrameFiller::Frame frame = {NULL, 0};
+        if (haveFrame) frame = filler_.take();
         lock();
 
-        if (rc != CC_OK) {
+        if (!haveFrame && rc != CC_OK) {
             outcome = Failed;
             break;
         }
-        if (endOfRun) {
+        if (!haveFrame) {
             epicsSnprintf(endMessage, sizeof(endMessage),
                           "Replay complete: end of the run after %llu frames",
                           (unsigned long long)framesTaken);
@@ -540,7 +588,8 @@ void ADMoenchSim::runAcquisition()
             rawNotice_.clear();
         }
 
-        uint64_t frameNumber = batchNumbers_[batchNext_++];
+        NDArray *pArray = frame.array;
+        uint64_t frameNumber = frame.tag;
         framesTaken++;
         int numImagesCounter, arrayCounter, arrayCallbacks;
         getIntegerParam(ADNumImagesCounter, &numImagesCounter);
@@ -581,7 +630,12 @@ void ADMoenchSim::runAcquisition()
                 asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
                           driverName, "runAcquisition", dropMessage);
         }
-        callParamCallbacks();
+        epicsTimeStamp now;
+        epicsTimeGetCurrent(&now);
+        if (epicsTimeDiffInSeconds(&now, &lastParamCallbacks) >= paramCallbackSeconds) {
+            callParamCallbacks();
+            lastParamCallbacks = now;
+        }
 
         if (!continuous && framesTaken >= framesToTake) break;
         if (!waitForNextFrame(&due)) {
@@ -630,6 +684,7 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
             setStringParam(ADStatusMessage, "Acquiring data");
             epicsEventSignal(startEvent_);
         } else if (!value && acquiring) {
+            stopPending_ = true;
             epicsEventSignal(stopEvent_);
         }
     } else if (function == NDDataType || function == NDColorMode) {
@@ -647,6 +702,8 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
         status = ADDriver::writeInt32(pasynUser, clampInt(value, 1, maxSize));
     } else if (function == MoenchDarkFrames || function == MoenchCycleFrames) {
         setIntegerParam(function, value < 0 ? 0 : value);
+    } else if (function == MoenchSourceThreads) {
+        setIntegerParam(function, clampInt(value, 1, ADMOENCHSIM_MAX_SOURCE_THREADS));
     } else if (function == MoenchSource) {
         if (value == ADMoenchSourceSimulated || value == ADMoenchSourceRawFile) {
             setIntegerParam(function, value);
@@ -679,14 +736,15 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
   * \param[in] details If >0 then ADDriver::report() is also called. */
 void ADMoenchSim::report(FILE *fp, int details)
 {
-    int source, sizeX, sizeY;
+    int source, sizeX, sizeY, sourceThreads;
     getIntegerParam(MoenchSource, &source);
     getIntegerParam(ADSizeX, &sizeX);
     getIntegerParam(ADSizeY, &sizeY);
+    getIntegerParam(MoenchSourceThreads, &sourceThreads);
     fprintf(fp, "MOENCH simulator %s, libclustercore %s\n", this->portName, cc_version());
-    fprintf(fp, "  Source: %s, frame size %d x %d, frames dropped (pool full): %lu\n",
+    fprintf(fp, "  Source: %s, frame size %d x %d, %d copying threads, frames dropped (pool full): %lu\n",
             source == ADMoenchSourceRawFile ? "raw file replay" : "simulated",
-            sizeX, sizeY, droppedFrames_);
+            sizeX, sizeY, sourceThreads, droppedFrames_);
     if (details > 0) ADDriver::report(fp, details);
 }
 

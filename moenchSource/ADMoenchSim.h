@@ -20,6 +20,7 @@
 
 #include "ADDriver.h"
 #include "clustercore.h"
+#include "MoenchFrameFiller.h"
 
 #define ADMOENCHSIM_VERSION      1
 #define ADMOENCHSIM_REVISION     0
@@ -27,6 +28,11 @@
 
 /* The MÖNCH 0.3 sensor: 400 x 400 pixels of 25 um. */
 #define ADMOENCHSIM_SENSOR_SIZE 400
+
+/* MoenchSourceThreads: threads that copy frames into NDArrays, 1..64;
+ * the default is one per CPU up to 4. */
+#define ADMOENCHSIM_MAX_SOURCE_THREADS 64
+#define ADMOENCHSIM_DEFAULT_SOURCE_THREADS 4
 
 /* Where frames come from (MoenchSource). */
 typedef enum {
@@ -42,6 +48,7 @@ typedef enum {
 #define MoenchRawFileString     "MOENCH_RAW_FILE"      /* (asynOctet,   r/w) Master JSON file of the run to replay */
 #define MoenchFrameNumberString "MOENCH_FRAME_NUMBER"  /* (asynInt32,   r/o) Frame number of the last frame */
 #define MoenchCycleFramesString "MOENCH_CYCLE_FRAMES"  /* (asynInt32,   r/w) Data frames simulated once and repeated; 0 = all simulated */
+#define MoenchSourceThreadsString "MOENCH_SOURCE_THREADS" /* (asynInt32, r/w) Threads that copy frames into NDArrays */
 
 /** Streams simulated or replayed MÖNCH frames. Settings are taken at the
   * start of each acquisition; changes during one apply to the next. */
@@ -66,6 +73,7 @@ protected:
     int MoenchRawFile;
     int MoenchFrameNumber;
     int MoenchCycleFrames;
+    int MoenchSourceThreads;
 
 private:
     /* What one acquisition runs with, read from the parameters at its start. */
@@ -79,6 +87,7 @@ private:
         double flux;
         uint64_t darkFrames;
         uint64_t cycleFrames;  /* 0: every data frame simulated */
+        int sourceThreads;
         std::string rawPath;
     };
 
@@ -93,6 +102,8 @@ private:
     void closeSource();
     int produceBatch(const Settings &settings, uint64_t framesWanted,
                      bool *endOfRun, char *message);
+    int submitFrames(const Settings &settings, uint64_t framesWanted,
+                     uint64_t *framesSubmitted, bool *endOfRun, char *message);
     int reopenRawRun(const Settings &settings, char *message);
     int prepareCycle(const Settings &settings, char *message);
     void reportRawNotices();
@@ -116,9 +127,11 @@ private:
     std::string cycleKey_;
     uint64_t nextSimFrame_;  /* simulator frame index of the next batch */
     std::string rawNotice_;  /* latest raw-reader notice, for ADStatusMessage */
+    MoenchFrameFiller filler_;  /* copies the frames into NDArrays */
 
     /* Protected by the driver lock. */
     unsigned long droppedFrames_;  /* NDArray pool allocations that failed */
+    bool stopPending_;  /* Acquire=0 written since the acquisition started; stopEvent_ wakes the waits */
 };
 
 #endif /* ADMOENCHSIM_H */

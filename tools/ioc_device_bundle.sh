@@ -11,7 +11,7 @@
 #             libstdc++ or libgcc_s, which every target has
 #   ioc/ db/ adcore/db/ iocBoot/   iocClusterCUDA.dbd, our templates,
 #             ADCore's, and st.cmd
-#   tools/    ioc_bench.sh, ioc_soak.sh, ioc_lib.sh
+#   tools/    ioc_bench.sh, ioc_source_bench.sh, ioc_soak.sh, ioc_lib.sh
 #   run.sh    unpacks what travels gzipped (ICU's 30 MiB of data), sets
 #             LD_LIBRARY_PATH, writes the paths of where it lies, and runs
 #             the benchmark with the CUDA backend (run.sh without arguments
@@ -68,15 +68,18 @@ cp "$build/ioc/iocClusterCUDA.dbd" "$bundle/ioc/"
 cp "$top"/db/*.template "$top"/db/*.req "$bundle/db/"
 cp "$adcore"/db/*.template "$adcore"/db/*.req "$bundle/adcore/db/"
 cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
-cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_soak.sh "$top"/tools/ioc_lib.sh "$bundle/tools/"
+cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_source_bench.sh "$top"/tools/ioc_soak.sh \
+    "$top"/tools/ioc_lib.sh "$bundle/tools/"
 
 cat >"$bundle/run.sh" <<'EOF'
 #!/bin/bash
-# run.sh [bench|soak|ioc|check|all] [OPTIONS]: the example IOC from this
+# run.sh [bench|source|soak|ioc|check|all] [OPTIONS]: the example IOC from this
 # bundle, wherever it lies, with nothing but its own libraries besides
 # glibc, libstdc++ and the NVIDIA driver.
 #   bench [OPTIONS]  tools/ioc_bench.sh --backend cuda OPTIONS (later
 #                    options win: --backend cpu, --pinned 0, --rates ...)
+#   source [OPTIONS] tools/ioc_source_bench.sh OPTIONS: the frame source
+#                    alone, every plugin off
 #   soak [OPTIONS]   tools/ioc_soak.sh --backend cuda OPTIONS
 #   ioc              the IOC alone, its shell on this terminal
 #   check            what the programs and libraries take from outside
@@ -106,6 +109,7 @@ what=${1:-help}
 [ $# -gt 0 ] && shift
 case $what in
 bench) exec "$here/tools/ioc_bench.sh" --build "$here" --backend cuda "$@" ;;
+source) exec "$here/tools/ioc_source_bench.sh" --build "$here" "$@" ;;
 soak) exec "$here/tools/ioc_soak.sh" --build "$here" --backend cuda "$@" ;;
 ioc) exec "$here/ioc/run-iocClusterCUDA" ;;
 check) # what resolves outside lib/: only the system's C and C++ runtime
