@@ -408,6 +408,8 @@ void NDPluginClusterCUDA::processHeld()
                 cc_hitmap_add(hitmap_, clusters_);
             }
         }
+        epicsTimeGetCurrent(&end);
+        finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
         /* The output arrays are filled here too, so that the source's
          * callbacks into this plugin (which take the port lock) are not
          * held up meanwhile. */
@@ -425,8 +427,6 @@ void NDPluginClusterCUDA::processHeld()
              * cap kept out of the array. */
             lastFound = (int)(last.count + last.dropped);
         }
-        epicsTimeGetCurrent(&end);
-        finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
         if (rc != CC_OK)
             snprintf(message, sizeof message, "%s",
                      cc_finder_last_error(finder_));

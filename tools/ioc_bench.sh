@@ -33,6 +33,7 @@ usage: ioc_bench.sh [options]
   --cycle K                 MoenchCycleFrames (default 500)
   --max-clusters N          MaxClusters, rows of each output array (default 3000)
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
+  --queue N                 the plugin's QueueSize (default 2000, st.cmd's)
   --pedestal N              PedestalFrames (default 1000)
   --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
   --files DIR               where HDF5 files are written (default a
@@ -45,14 +46,14 @@ EOF
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
-max_batch=64 files=""
+max_batch=64 queue=2000 files=""
 while [ $# -gt 0 ]; do
     case $1 in
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
     --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
-    --max-batch) max_batch=$2 ;;
+    --max-batch) max_batch=$2 ;; --queue) queue=$2 ;;
     *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
     esac
     shift 2 || { usage >&2; exit 2; }
@@ -68,6 +69,7 @@ mkdir -p "$files"
 start_ioc
 set_up_finder "$backend" "$streams" "$size" "$max_clusters" "$pedestal"
 put "${C}MaxBatch" "$max_batch"
+put "${C}QueueSize" "$queue"
 train_pedestal "$pedestal"
 backend_in_use "$backend"
 queue_size=$(get "${C}QueueSize_RBV")
@@ -145,7 +147,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --pedestal $pedestal --pinned $pinned"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --pedestal $pedestal --pinned $pinned"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
