@@ -285,8 +285,8 @@ void NDPluginClusterCUDA::refuse(NDArray *pArray, const char *why)
 
 void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
 {
-    NDPluginDriver::beginProcessCallbacks(pArray);
     if (pArray->ndims != 2 || pArray->dataType != NDUInt16) {
+        NDPluginDriver::beginProcessCallbacks(pArray);
         refuse(pArray, "the finder takes 2-D NDUInt16 frames");
         return;
     }
@@ -294,6 +294,7 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
      * into the pedestal twice. */
     if (pArray->uniqueId == lastUniqueId_ &&
         epicsTimeEqual(&pArray->epicsTS, &lastTimeStamp_)) {
+        NDPluginDriver::beginProcessCallbacks(pArray);
         setStatus("array %d was processed already; not fed to the pedestal "
                   "again", pArray->uniqueId);
         callParamCallbacks();
@@ -332,6 +333,14 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
 void NDPluginClusterCUDA::processHeld()
 {
     const size_t n = held_.size();
+    /* ArrayCounter counts every held array, but the other input
+     * parameters (UniqueId, timestamps, dimensions) are set once, from
+     * the last array, which is also the one ProcessPlugin hands over
+     * again: their callbacks, per array, cost more than the finder. */
+    int counter;
+    getIntegerParam(NDArrayCounter, &counter);
+    setIntegerParam(NDArrayCounter, counter + (int)n - 1);
+    NDPluginDriver::beginProcessCallbacks(held_.back());
     int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
     bool newFrameSize = rows != rows_ || cols != cols_;
     cc_config config = wantedConfig(rows, cols);
