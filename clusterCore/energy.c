@@ -15,6 +15,12 @@ int64_t cc_cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
     if (values == NULL || size_x < CC_CLUSTER_SIZE_MIN ||
         size_y < CC_CLUSTER_SIZE_MIN)
         return 0;
+    return cc__cluster_energy(energy, size_x, size_y, values);
+}
+
+int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
+                           const int32_t *values)
+{
     if (energy == CC_ENERGY_SUM2X2) {
         uint32_t cx = size_x / 2, cy = size_y / 2;
         int64_t best = sum_2x2(size_x, values, cy - 1, cx - 1);

@@ -216,6 +216,11 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
 
+/* cc_cluster_energy() for a cluster known to be valid (energy.c): the
+ * spectrum's per-cluster call, direct and without the checks. */
+int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
+                           const int32_t *values);
+
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
 

@@ -5,13 +5,51 @@
 
 #include "internal.h"
 
+/* Energies are integers: when [min, max) holds at most this many, each
+ * one's bin is worked out once, at creation (a division per cluster
+ * cost more than the rest of the plugin's per-cluster work). */
+#define LOOKUP_MAX (1u << 20)
+
 struct cc_spectrum {
     cc_energy energy;
     uint32_t bins;
     double min, max;
     uint64_t underflow, overflow;
+    int64_t first;    /* the smallest integer energy >= min */
+    size_t n_lookup;  /* integer energies in [min, max), 0 if not tabulated */
+    uint32_t *lookup; /* the bin of energy first + i */
     uint64_t counts[]; /* bins of them */
 };
+
+/* The bin of an energy e in [min, max). */
+static uint32_t bin_of(const cc_spectrum *spectrum, double e)
+{
+    /* Rounding can put e just under max into bin `bins`. */
+    uint32_t bin = (uint32_t)((e - spectrum->min) /
+                              (spectrum->max - spectrum->min) *
+                              spectrum->bins);
+    return bin < spectrum->bins ? bin : spectrum->bins - 1;
+}
+
+/* The bins of the integer energies in [min, max), if there are few. */
+static int tabulate(cc_spectrum *spectrum)
+{
+    /* Integers e with min <= e < max are ceil(min) .. ceil(max) - 1; far
+     * from 2^53 every one of them converts to double exactly. */
+    double first = ceil(spectrum->min), end = ceil(spectrum->max);
+    if (fabs(first) > 0x1p52 || fabs(end) > 0x1p52 ||
+        end - first > LOOKUP_MAX)
+        return CC_OK;
+    size_t n = (size_t)(end - first);
+    spectrum->lookup = malloc((n > 0 ? n : 1) * sizeof *spectrum->lookup);
+    if (spectrum->lookup == NULL)
+        return CC_ENOMEM;
+    spectrum->first = (int64_t)first;
+    spectrum->n_lookup = n;
+    for (size_t i = 0; i < n; i++)
+        spectrum->lookup[i] = bin_of(spectrum, first + (double)i);
+    return CC_OK;
+}
 
 int cc_spectrum_new(cc_spectrum **spectrum, cc_energy energy, uint32_t bins,
                     double min, double max)
@@ -29,12 +67,18 @@ int cc_spectrum_new(cc_spectrum **spectrum, cc_energy energy, uint32_t bins,
     made->bins = bins;
     made->min = min;
     made->max = max;
+    if (tabulate(made) != CC_OK) {
+        free(made);
+        return CC_ENOMEM;
+    }
     *spectrum = made;
     return CC_OK;
 }
 
 void cc_spectrum_destroy(cc_spectrum *spectrum)
 {
+    if (spectrum != NULL)
+        free(spectrum->lookup);
     free(spectrum);
 }
 
@@ -43,21 +87,21 @@ int cc_spectrum_add(cc_spectrum *spectrum, const cc_clusters *clusters)
     if (spectrum == NULL || clusters == NULL)
         return CC_EINVAL;
     size_t cells = (size_t)clusters->size_x * clusters->size_y;
-    double width = spectrum->max - spectrum->min;
     for (size_t i = 0; i < clusters->n_clusters; i++) {
-        double e = (double)cc_cluster_energy(spectrum->energy,
-                                             clusters->size_x, clusters->size_y,
-                                             clusters->values + i * cells);
-        if (e < spectrum->min) {
+        int64_t energy = cc__cluster_energy(spectrum->energy,
+                                            clusters->size_x, clusters->size_y,
+                                            clusters->values + i * cells);
+        /* Unsigned, so that energies below `first` wrap out of range. */
+        uint64_t offset = (uint64_t)energy - (uint64_t)spectrum->first;
+        double e = (double)energy;
+        if (offset < spectrum->n_lookup)
+            spectrum->counts[spectrum->lookup[offset]]++;
+        else if (e < spectrum->min)
             spectrum->underflow++;
-        } else if (e >= spectrum->max) {
+        else if (e >= spectrum->max)
             spectrum->overflow++;
-        } else {
-            /* Rounding can put e just under max into bin `bins`. */
-            uint32_t bin = (uint32_t)((e - spectrum->min) / width *
-                                      spectrum->bins);
-            spectrum->counts[bin < spectrum->bins ? bin : spectrum->bins - 1]++;
-        }
+        else
+            spectrum->counts[bin_of(spectrum, e)]++;
     }
     return CC_OK;
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "frames.h"
+#include "internal.h"
 #include "suites.h"
 
 /* sum adds every value; sum2x2 takes the best of the four 2x2 windows
@@ -76,6 +77,48 @@ START_TEST(spectrum_bins_and_overflow)
 }
 END_TEST
 
+/* Every integer energy lands in the bin SPEC's formula gives, whether
+ * the spectrum tabulates its range or (too wide) computes each bin. */
+START_TEST(spectrum_bins_match_the_formula)
+{
+    enum { LOW = -20, HIGH = 60 };
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    cc__clusters_clear(clusters, 3, 3);
+    ck_assert_int_eq(cc__clusters_begin_frame(clusters, 0), CC_OK);
+    for (int e = LOW; e <= HIGH; e++) {
+        int32_t *values;
+        ck_assert_int_eq(cc__clusters_push(clusters, 0, 1, 1, &values), CC_OK);
+        for (int c = 0; c < 9; c++)
+            values[c] = c == 4 ? e : 0;
+    }
+    static const double ranges[][2] = {{-3.5, 17.25}, {0, 50}, {-7, 3e6}};
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        double min = ranges[r][0], max = ranges[r][1];
+        cc_spectrum *spectrum;
+        ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 7, min, max),
+                         CC_OK);
+        ck_assert_int_eq(cc_spectrum_add(spectrum, clusters), CC_OK);
+        uint64_t want[7] = {0}, under = 0, over = 0;
+        for (int e = LOW; e <= HIGH; e++) {
+            if (e < min) {
+                under++;
+            } else if (e >= max) {
+                over++;
+            } else {
+                uint32_t bin = (uint32_t)((e - min) / (max - min) * 7);
+                want[bin < 7 ? bin : 6]++;
+            }
+        }
+        ck_assert_mem_eq(cc_spectrum_counts(spectrum), want, sizeof want);
+        ck_assert_uint_eq(cc_spectrum_underflow(spectrum), under);
+        ck_assert_uint_eq(cc_spectrum_overflow(spectrum), over);
+        cc_spectrum_destroy(spectrum);
+    }
+    cc_clusters_destroy(clusters);
+}
+END_TEST
+
 /* The hit map counts centres per pixel across frames until reset, and
  * refuses, whole, clusters that fall outside it. */
 START_TEST(hitmap_counts_centres)
@@ -114,6 +157,7 @@ Suite *suite_accumulators(void)
     TCase *cases = tcase_create("accumulators");
     tcase_add_test(cases, cluster_energies);
     tcase_add_test(cases, spectrum_bins_and_overflow);
+    tcase_add_test(cases, spectrum_bins_match_the_formula);
     tcase_add_test(cases, hitmap_counts_centres);
     suite_add_tcase(suite, cases);
     return suite;
