@@ -16,6 +16,7 @@
 static const char *driverName = "NDPluginClusterCUDA";
 
 static void publisherTaskC(void *plugin);
+static void outputTaskC(void *plugin);
 
 enum { ADDR_CLUSTERS = 0, ADDR_HITMAP = 1, N_ADDR = 2 };
 static const int maxBatchLimit = 4096;
@@ -34,7 +35,9 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                      asynInt32ArrayMask | asynFloat64ArrayMask |
                          asynGenericPointerMask,
                      ASYN_MULTIDEVICE, 1, priority, stackSize, 1),
-      finder_(NULL), clusters_(NULL), spectrum_(NULL), hitmap_(NULL),
+      finder_(NULL), spectrum_(NULL), hitmap_(NULL), nextFill_(0),
+      nextOut_(0), batchFilled_(epicsEventEmpty),
+      batchEmptied_(epicsEventEmpty), outputThreadMissing_(false),
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
       totalClusters_(0), droppedClusters_(0), spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), lastUniqueId_(-1),
@@ -119,19 +122,43 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     epicsTimeGetCurrent(&lastPublished_);
     memset(&lastTimeStamp_, 0, sizeof lastTimeStamp_);
     trainingNote_[0] = '\0';
-    if (cc_clusters_new(&clusters_) != CC_OK)
-        setStatus("out of memory for the cluster list");
+    for (int b = 0; b < 2; b++) {
+        batches_[b].trained = batches_[b].found = 0;
+        batches_[b].maxClusters = 0;
+        batches_[b].full = false;
+        if (cc_clusters_new(&batches_[b].clusters) != CC_OK)
+            setStatus("out of memory for the cluster lists");
+    }
     connectToArrayPort();
     if (epicsThreadCreate("NDClusterCUDAPublish", epicsThreadPriorityLow,
                           epicsThreadGetStackSize(epicsThreadStackMedium),
                           publisherTaskC, this) == NULL)
         setStatus("could not start the publisher thread: spectra are "
                   "published with frames only");
+    /* Named after the port, so that a benchmark can find its CPU time. */
+    char name[64];
+    epicsSnprintf(name, sizeof name, "%s_Out", portName);
+    if (epicsThreadCreate(name, epicsThreadPriorityMedium,
+                          epicsThreadGetStackSize(epicsThreadStackMedium),
+                          outputTaskC, this) == NULL)
+        outputThreadMissing_ = true;
 }
 
 static void publisherTaskC(void *plugin)
 {
     static_cast<NDPluginClusterCUDA *>(plugin)->publisherTask();
+}
+
+static void outputTaskC(void *plugin)
+{
+    static_cast<NDPluginClusterCUDA *>(plugin)->outputTask();
+}
+
+static void releaseAll(std::vector<NDArray *> &arrays)
+{
+    for (size_t k = 0; k < arrays.size(); k++)
+        arrays[k]->release();
+    arrays.clear();
 }
 
 void NDPluginClusterCUDA::publisherTask()
@@ -151,9 +178,12 @@ void NDPluginClusterCUDA::publisherTask()
 
 NDPluginClusterCUDA::~NDPluginClusterCUDA()
 {
-    releaseHeld();
+    releaseAll(held_);
+    for (int b = 0; b < 2; b++) {
+        releaseAll(batches_[b].arrays);
+        cc_clusters_destroy(batches_[b].clusters);
+    }
     cc_finder_destroy(finder_);
-    cc_clusters_destroy(clusters_);
     cc_spectrum_destroy(spectrum_);
     cc_hitmap_destroy(hitmap_);
     free(spectrumCounts_);
@@ -221,7 +251,7 @@ int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
 }
 
 /* A spectrum as asked, and a hit map of the frame size (finder lock
- * held, port not). */
+ * held, port not; takes the accumulator lock). */
 int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
                                              int bins, double min, double max,
                                              char *message)
@@ -248,12 +278,14 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
     for (int i = 0; i < bins; i++)
         centres[i] = 0.5 * (cc_spectrum_edge(spectrum, (uint32_t)i) +
                             cc_spectrum_edge(spectrum, (uint32_t)i + 1));
+    accumulatorLock_.lock();
     cc_spectrum_destroy(spectrum_);
     free(spectrumCounts_);
     free(spectrumCentres_);
     spectrum_ = spectrum;
     spectrumCounts_ = counts;
     spectrumCentres_ = centres;
+    accumulatorLock_.unlock();
     if (rows != rows_ || cols != cols_ || hitmap_ == NULL) {
         cc_hitmap *hitmap;
         double *rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
@@ -264,9 +296,11 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
             snprintf(message, CC_MESSAGE_SIZE, "out of memory for the hit map");
             return rc;
         }
+        accumulatorLock_.lock();
         cc_hitmap_destroy(hitmap_);
-        free(rms_);
         hitmap_ = hitmap;
+        accumulatorLock_.unlock();
+        free(rms_);
         rms_ = rms;
     }
     return CC_OK;
@@ -311,7 +345,6 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
     if (held_.capacity() < (size_t)maxBatch) {
         held_.reserve((size_t)maxBatch);
-        outputs_.reserve((size_t)maxBatch);
         heldFrames_.reserve((size_t)maxBatch);
         heldNumbers_.reserve((size_t)maxBatch);
     }
@@ -328,8 +361,8 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
 }
 
 /* Trains on, or finds the clusters of, the held arrays in one core call
- * (port locked; it is unlocked while the core works), publishes their
- * cluster arrays and releases them. */
+ * (port locked; it is unlocked while the core works) and hands them to
+ * the output thread (or, with blocking callbacks, publishes them). */
 void NDPluginClusterCUDA::processHeld()
 {
     const size_t n = held_.size();
@@ -337,10 +370,11 @@ void NDPluginClusterCUDA::processHeld()
      * parameters (UniqueId, timestamps, dimensions) are set once, from
      * the last array, which is also the one ProcessPlugin hands over
      * again: their callbacks, per array, cost more than the finder. */
-    int counter;
+    int counter, blocking;
     getIntegerParam(NDArrayCounter, &counter);
     setIntegerParam(NDArrayCounter, counter + (int)n - 1);
     NDPluginDriver::beginProcessCallbacks(held_.back());
+    getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
     int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
     bool newFrameSize = rows != rows_ || cols != cols_;
     cc_config config = wantedConfig(rows, cols);
@@ -363,8 +397,12 @@ void NDPluginClusterCUDA::processHeld()
         getStringParam(ClusterPedestalFile, sizeof loadPath, loadPath);
 
     /* The core's work, with the port unlocked; messages for the user are
-     * kept until it is locked again. */
+     * kept until it is locked again. Without the output thread (blocking
+     * callbacks, or it could not start) every batch out is published
+     * before this one, which is then published here. */
+    bool publishHere = blocking || outputThreadMissing_;
     this->unlock();
+    Batch &batch = emptyBatch(publishHere);
     finderLock_.lock();
     char message[CC_MESSAGE_SIZE] = "";
     int rc = CC_OK;
@@ -385,7 +423,6 @@ void NDPluginClusterCUDA::processHeld()
     cc_finder_stats stats;
     size_t trained = 0;  /* held arrays that went into the pedestal */
     size_t found = 0;    /* held arrays, after those, turned into clusters */
-    int lastFound = 0;   /* clusters found in the last of them */
     double finderTime = -1; /* ms in the core per array; < 0: not called */
     if (rc == CC_OK) {
         epicsTimeStamp start, end;
@@ -410,32 +447,12 @@ void NDPluginClusterCUDA::processHeld()
         if (!heldFrames_.empty()) {
             rc = cc_finder_process_list(finder_, heldFrames_.data(),
                                         heldNumbers_.data(),
-                                        heldFrames_.size(), clusters_);
-            if (rc == CC_OK) {
+                                        heldFrames_.size(), batch.clusters);
+            if (rc == CC_OK)
                 found = heldFrames_.size();
-                cc_spectrum_add(spectrum_, clusters_);
-                cc_hitmap_add(hitmap_, clusters_);
-            }
         }
         epicsTimeGetCurrent(&end);
         finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
-        /* The output arrays are filled here too, so that the source's
-         * callbacks into this plugin (which take the port lock) are not
-         * held up meanwhile. */
-        outputs_.clear();
-        for (size_t i = 0; i < found; i++) {
-            cc_frame_clusters frame;
-            cc_clusters_frame(clusters_, i, &frame);
-            outputs_.push_back(
-                clusterArray(held_[trained + i], frame, maxClusters));
-        }
-        if (found > 0) {
-            cc_frame_clusters last;
-            cc_clusters_frame(clusters_, found - 1, &last);
-            /* Found, stored or not: DroppedClusters_RBV says how many the
-             * cap kept out of the array. */
-            lastFound = (int)(last.count + last.dropped);
-        }
         if (rc != CC_OK)
             snprintf(message, sizeof message, "%s",
                      cc_finder_last_error(finder_));
@@ -475,25 +492,98 @@ void NDPluginClusterCUDA::processHeld()
                       trainingNote_);
         }
     }
-    if (found > 0)
-        setIntegerParam(ClusterNumClusters, lastFound);
-    for (size_t i = 0; i < outputs_.size(); i++) {
-        if (outputs_[i] != NULL)
-            NDPluginDriver::endProcessCallbacks(outputs_[i], false, true);
-        else
-            setStatus("no NDArray for the clusters: the pool is exhausted");
-    }
-    releaseHeld();
-    unpublished_ = true;
-    publishSlow(false);
+    batch.arrays.swap(held_);
+    batch.trained = trained;
+    batch.found = found;
+    batch.maxClusters = maxClusters;
+    if (publishHere)
+        publishBatch(batch);
+    else
+        handOver(batch);
     callParamCallbacks();
 }
 
-void NDPluginClusterCUDA::releaseHeld()
+/* The batch the processing thread fills next, once the output thread is
+ * done with it (or with both, when `all`), port unlocked. */
+NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
 {
-    for (size_t k = 0; k < held_.size(); k++)
-        held_[k]->release();
-    held_.clear();
+    Batch &batch = batches_[nextFill_];
+    batchLock_.lock();
+    while (batch.full || (all && batches_[1 - nextFill_].full)) {
+        batchLock_.unlock();
+        batchEmptied_.wait();
+        batchLock_.lock();
+    }
+    batchLock_.unlock();
+    return batch;
+}
+
+void NDPluginClusterCUDA::handOver(Batch &batch)
+{
+    batchLock_.lock();
+    batch.full = true;
+    batchLock_.unlock();
+    nextFill_ = 1 - nextFill_;
+    batchFilled_.signal();
+}
+
+void NDPluginClusterCUDA::outputTask()
+{
+    for (;;) {
+        Batch &batch = batches_[nextOut_];
+        batchLock_.lock();
+        while (!batch.full) {
+            batchLock_.unlock();
+            batchFilled_.wait();
+            batchLock_.lock();
+        }
+        batchLock_.unlock();
+        lock();
+        publishBatch(batch);
+        callParamCallbacks();
+        unlock();
+        batchLock_.lock();
+        batch.full = false;
+        batchLock_.unlock();
+        nextOut_ = 1 - nextOut_;
+        batchEmptied_.signal();
+    }
+}
+
+/* Adds a batch's clusters to the spectrum and hit map, publishes its
+ * cluster arrays and releases its inputs (port locked; it is unlocked
+ * while the arrays are filled). */
+void NDPluginClusterCUDA::publishBatch(Batch &batch)
+{
+    batch.outputs.clear();
+    if (batch.found > 0) {
+        this->unlock();
+        accumulatorLock_.lock();
+        cc_spectrum_add(spectrum_, batch.clusters);
+        cc_hitmap_add(hitmap_, batch.clusters);
+        accumulatorLock_.unlock();
+        for (size_t i = 0; i < batch.found; i++) {
+            cc_frame_clusters frame;
+            cc_clusters_frame(batch.clusters, i, &frame);
+            batch.outputs.push_back(clusterArray(
+                batch.arrays[batch.trained + i], frame, batch.maxClusters));
+        }
+        this->lock();
+        cc_frame_clusters last;
+        cc_clusters_frame(batch.clusters, batch.found - 1, &last);
+        /* Found, stored or not: DroppedClusters_RBV says how many the
+         * cap kept out of the array. */
+        setIntegerParam(ClusterNumClusters, (int)(last.count + last.dropped));
+    }
+    for (size_t i = 0; i < batch.outputs.size(); i++) {
+        if (batch.outputs[i] != NULL)
+            NDPluginDriver::endProcessCallbacks(batch.outputs[i], false, true);
+        else
+            setStatus("no NDArray for the clusters: the pool is exhausted");
+    }
+    releaseAll(batch.arrays);
+    unpublished_ = true;
+    publishSlow(false);
 }
 
 /* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded
@@ -531,19 +621,24 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
 }
 
 /* Spectrum, hit map and noise mean, at most once per SpectrumPeriod
- * (port locked; takes the finder lock). */
+ * (port locked; takes the finder and the accumulator lock). */
 void NDPluginClusterCUDA::publishSlow(bool force)
 {
     double period;
     getDoubleParam(ClusterSpectrumPeriod, &period);
     epicsTimeStamp now;
     epicsTimeGetCurrent(&now);
-    if ((!force && epicsTimeDiffInSeconds(&now, &lastPublished_) < period) ||
-        spectrum_ == NULL || hitmap_ == NULL)
+    if (!force && epicsTimeDiffInSeconds(&now, &lastPublished_) < period)
         return;
+    finderLock_.lock();
+    accumulatorLock_.lock();
+    if (spectrum_ == NULL || hitmap_ == NULL) {
+        accumulatorLock_.unlock();
+        finderLock_.unlock();
+        return;
+    }
     lastPublished_ = now;
     unpublished_ = false;
-    finderLock_.lock();
     uint32_t bins = cc_spectrum_bins(spectrum_);
     const uint64_t *counts = cc_spectrum_counts(spectrum_);
     for (uint32_t i = 0; i < bins; i++)
@@ -560,10 +655,12 @@ void NDPluginClusterCUDA::publishSlow(bool force)
         memcpy(pHits->pData, cc_hitmap_counts(hitmap_),
                (size_t)rows_ * cols_ * sizeof(uint32_t));
     finderLock_.unlock();
-    if (haveNoise)
-        setDoubleParam(ClusterNoiseMean, noise);
+    /* The waveforms' arrays are replaced under the accumulator lock. */
     doCallbacksFloat64Array(spectrumCounts_, bins, ClusterSpectrum, 0);
     doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
+    accumulatorLock_.unlock();
+    if (haveNoise)
+        setDoubleParam(ClusterNoiseMean, noise);
     if (pHits != NULL) {
         getTimeStamp(&pHits->epicsTS);
         doCallbacksGenericPointer(pHits, NDArrayData, ADDR_HITMAP);
@@ -620,12 +717,12 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         value = 0; /* a command, not a state */
     } else if (function == ClusterSpectrumReset ||
                function == ClusterHitMapReset) {
-        finderLock_.lock();
+        accumulatorLock_.lock();
         if (function == ClusterSpectrumReset && spectrum_ != NULL)
             cc_spectrum_reset(spectrum_);
         if (function == ClusterHitMapReset && hitmap_ != NULL)
             cc_hitmap_reset(hitmap_);
-        finderLock_.unlock();
+        accumulatorLock_.unlock();
         value = 0;
     } else if (function == ClusterSpectrumEnergy ||
                function == ClusterSpectrumBins) {

@@ -12,13 +12,16 @@
  * pedestal is one ordered sequence, frame k after frame k-1. While more
  * arrays wait in its queue it holds each array it is given, up to
  * MaxBatch, and hands them to the core in one call: a backlog is worked
- * off in batches, and a lone array is processed at once.
+ * off in batches, and a lone array is processed at once. An output thread
+ * then adds each batch to the spectrum and hit map and publishes its
+ * cluster arrays, in order, while the next batch is in the core.
  */
 #ifndef NDPLUGINCLUSTERCUDA_H
 #define NDPLUGINCLUSTERCUDA_H
 
 #include <vector>
 
+#include <epicsEvent.h>
 #include <epicsMutex.h>
 #include <epicsTime.h>
 
@@ -73,6 +76,9 @@ public:
     /* The publisher thread's loop: spectrum, hit map and noise every
      * SpectrumPeriod while anything changed, also after frames stop. */
     void publisherTask();
+    /* The output thread's loop: publishes the batches the processing
+     * thread hands over, in order. */
+    void outputTask();
     asynStatus writeInt32(asynUser *pasynUser, epicsInt32 value);
     asynStatus writeFloat64(asynUser *pasynUser, epicsFloat64 value);
 
@@ -118,10 +124,21 @@ private:
     int applyConfig(const cc_config &config, bool newFrameSize, char *message);
     int prepareAccumulators(int rows, int cols, int energy, int bins,
                             double min, double max, char *message);
+    /* One core call's arrays and clusters, on their way out. */
+    struct Batch {
+        std::vector<NDArray *> arrays;  /* the inputs (reserved), in order */
+        size_t trained;                 /* the first ones trained the pedestal */
+        size_t found;                   /* the next ones have clusters */
+        int maxClusters;                /* rows of their cluster arrays */
+        cc_clusters *clusters;          /* of arrays[trained .. trained + found) */
+        std::vector<NDArray *> outputs; /* their cluster arrays */
+        bool full;                      /* handed over, not yet published */
+    };
     void refuse(NDArray *pArray, const char *why);
     void processHeld();
-    void releaseHeld();
-    void publishCounts();
+    Batch &emptyBatch(bool all);
+    void handOver(Batch &batch);
+    void publishBatch(Batch &batch);
     void publishSlow(bool force);
     NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
                           int maxClusters);
@@ -132,21 +149,30 @@ private:
      * it with the port unlocked) and pedestal commands from clients. */
     epicsMutex finderLock_;
     cc_finder *finder_;
-    cc_clusters *clusters_;
+    /* The spectrum and hit map (and the spectrum's copies for its
+     * waveforms), which the output thread adds to with the port unlocked.
+     * Taken after the port and the finder lock, never before. */
+    epicsMutex accumulatorLock_;
     cc_spectrum *spectrum_;
     cc_hitmap *hitmap_;
+    /* Two batches: the processing thread fills one while the output
+     * thread publishes the other. */
+    Batch batches_[2];
+    unsigned nextFill_, nextOut_;
+    epicsMutex batchLock_;  /* the batches' `full` */
+    epicsEvent batchFilled_, batchEmptied_;
+    bool outputThreadMissing_; /* it could not start: batches go out inline */
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
     bool settingsChanged_;     /* a setting changed since the last frame */
     bool spectrumChanged_;     /* spectrum bins or range changed */
     double totalClusters_, droppedClusters_;
-    double *spectrumCounts_, *spectrumCentres_;
+    double *spectrumCounts_, *spectrumCentres_; /* accumulator lock */
     double *rms_;              /* scratch for the pedestal's noise map */
     /* Arrays taken from the queue and not yet processed (reserved), with
      * their pixels and numbers for the core: the processing thread's own. */
     std::vector<NDArray *> held_;
     std::vector<const uint16_t *> heldFrames_;
     std::vector<uint64_t> heldNumbers_;
-    std::vector<NDArray *> outputs_; /* their cluster arrays, to publish */
     int lastUniqueId_;         /* of the last array taken for the finder */
     epicsTimeStamp lastTimeStamp_;
     epicsTimeStamp lastPublished_;

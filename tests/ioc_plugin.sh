@@ -155,9 +155,11 @@ echo "ok: $bad Float64 arrays refused: $(getstr "${C}StatusMessage_RBV")"
 # clusters the core finds in the same frames: 9x9 clusters on the CPU fall
 # behind the simulated source's cycled frames.
 "${builddir:-.}/tools/source_totals" --frames 60 --dark 100 --pedestal 100 \
-    --cycle 20 --size 9 >"$work/totals9.txt" || fail "source_totals failed"
+    --cycle 20 --size 9 --spectrum "$work/spectrum9.txt" >"$work/totals9.txt" ||
+    fail "source_totals failed"
 expected9=$(sed -n 's/^clusters //p' "$work/totals9.txt")
-for setting in ClusterSizeX:9 ClusterSizeY:9 MaxBatch:8 ResetPedestal:1; do
+for setting in ClusterSizeX:9 ClusterSizeY:9 MaxBatch:8 SpectrumMin:0 \
+    SpectrumMax:2000 SpectrumBins:400 ResetPedestal:1 SpectrumReset:1; do
     put "${C}${setting%%:*}" "${setting#*:}"
 done
 for setting in MoenchSource:0 MoenchDarkFrames:100 MoenchCycleFrames:20 AcquirePeriod:0 \
@@ -177,12 +179,17 @@ largest=$(awk '$NF ~ /^[0-9]+$/ && $NF > m {m = $NF} END {print m + 0}' "$work/b
 [ "$largest" -le 8 ] || fail "a batch of $largest arrays, above MaxBatch 8"
 got9=$(get "${C}TotalClusters_RBV")
 [ "$got9" = "$expected9" ] || fail "in batches: $got9 clusters, the core alone $expected9"
+sleep 1.5 # the spectrum is published every SpectrumPeriod (1 s)
+"$caget" -t -f0 -w 2 "${C}Spectrum_RBV" | tr ' ' '\n' | tail -n +2 |
+    head -n 400 >"$work/spectrum9_ioc.txt"
+cmp -s "$work/spectrum9_ioc.txt" "$work/spectrum9.txt" ||
+    fail "in batches the spectrum differs from the core alone's"
 for setting in ClusterSizeX:3 ClusterSizeY:3 MaxBatch:64; do
     put "${C}${setting%%:*}" "${setting#*:}"
 done
 put "${P}cam1:MoenchDarkFrames" 0
 put "${P}cam1:MoenchCycleFrames" 0
-echo "ok: batches of up to $largest arrays found $got9 clusters at 9x9, as the core alone"
+echo "ok: batches of up to $largest arrays found $got9 clusters at 9x9 and their spectrum, as the core alone"
 
 # New frame dimensions reset the pedestal and say so.
 put "${P}cam1:MoenchSource" 0
@@ -197,8 +204,11 @@ getstr "${C}StatusMessage_RBV" | grep -q "frame size changed" ||
 echo "ok: 400 x 160 frames reset the pedestal: $(getstr "${C}StatusMessage_RBV")"
 stop_ioc
 
-# After a restart, the saved pedestal gives the same clusters.
+# After a restart, the saved pedestal gives the same clusters, here with
+# blocking callbacks (every array processed and published in the
+# source's thread, one at a time).
 start_ioc 2
+put "${C}BlockingCallbacks" 1
 put "${C}EnableCallbacks" 1
 put "${P}cam1:ArrayCallbacks" 1
 put "${P}cam1:AcquirePeriod" 0
@@ -214,5 +224,5 @@ again=$(get "${C}TotalClusters_RBV")
 [ "$again" = "$expected" ] || fail "after a restart: $again clusters, before: $expected"
 $python "$(dirname "$0")/ioc_hdf5.py" "$work/second.h5" "$work/ours.clust" ||
     fail "after a restart the HDF5 file differs"
-echo "ok: after a restart and LoadPedestal, the same $again clusters"
+echo "ok: after a restart, LoadPedestal and with blocking callbacks, the same $again clusters"
 echo "the example IOC passes"
