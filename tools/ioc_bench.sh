@@ -9,9 +9,10 @@
 #   plugin and of the HDF5 writer, the plugin's queue (least free / size),
 #   LastBatch_RBV and FinderTime_RBV (means of samples every 0.5 s: arrays
 #   per core call, core time per array), the CPU time per frame of the
-#   source's thread and of the plugin's thread (the plugin's includes the
-#   core's calls, and a thread busy near 1000 us / (1000 / rate) is the
-#   bound); the IOC's CPU
+#   source's thread, of the plugin's thread (which includes the core's
+#   calls) and of its output thread (spectrum, hit map, cluster arrays):
+#   a thread whose time per frame nears the frame period is the bound;
+#   the IOC's CPU
 #   (utime + stime from /proc, in cores) and everything else's on the
 #   machine (from /proc/stat), which shows what else was running.
 # Needs only bash, awk and EPICS's caget/caput; runs from a build tree or
@@ -111,6 +112,7 @@ run() {
     read -r s0 p0 d0 h0 hd0 k0 <<<"$(counters)"
     t0=$(now) c0=$(cpu_ticks) b0=$(busy_ticks)
     st0=$(thread_ticks ADMoenchSimTask) pt0=$(thread_ticks CLUSTER1_Plugin)
+    ot0=$(thread_ticks CLUSTER1_Out)
     : >"$work/samples"
     end=$(awk "BEGIN{printf \"%.3f\", $t0 + $seconds}")
     while awk "BEGIN{exit !($(now) < $end)}"; do
@@ -122,6 +124,7 @@ run() {
     read -r s1 p1 d1 h1 hd1 k1 <<<"$(counters)"
     t1=$(now) c1=$(cpu_ticks) b1=$(busy_ticks)
     st1=$(thread_ticks ADMoenchSimTask) pt1=$(thread_ticks CLUSTER1_Plugin)
+    ot1=$(thread_ticks CLUSTER1_Out)
     put "${S}Acquire" 0
     hdf5_bytes=0 hdf5_frames=0
     [ "$with_hdf5" = 1 ] && hdf5_stop
@@ -132,14 +135,19 @@ run() {
         -v h="$((h1 - h0))" -v hd="$((hd1 - hd0))" -v k="$(awk "BEGIN{printf \"%.0f\", $k1 - $k0}")" \
         -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
         -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \
+        -v output_cpu="$((ot1 - ot0))" \
         -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" '
-        { n++; batch += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
+        # A sample Channel Access could not take (an IOC saturating every
+        # CPU starves its server) is left out.
+        NF == 3 { n++; batch += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
         END {
-            b = n ? batch / n : 0; f = n ? finder / n : 0
-            printf "| %s | %s | %.0f | %.0f | %d | %s | %d/%d (mean %.0f) | %.1f | %.3f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
+            queue = n ? sprintf("%d/%d (mean %.0f)", qmin, qsize, qsum / n) : "no samples"
+            b = n ? sprintf("%.1f", batch / n) : "-"; f = n ? sprintf("%.3f", finder / n) : "-"
+            printf "| %s | %s | %.0f | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
                 rate == 0 ? "max" : rate, hdf5 ? "Stream" : "off", s / t, p / t, d,
-                hdf5 ? hd : "-", qmin, qsize, n ? qsum / n : 0, b, f,
+                hdf5 ? hd : "-", queue, b, f,
                 s ? source_cpu / tck / s * 1e6 : 0, p ? plugin_cpu / tck / p * 1e6 : 0,
+                p ? output_cpu / tck / p * 1e6 : 0,
                 cpu / tck / t, (busy - cpu) / tck / t, p ? k / p : 0,
                 hdf5 && written ? sprintf("%.0f", bytes / written * h / 1048576 / t) : "-"
         }' "$work/samples"
@@ -152,8 +160,8 @@ echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | output thread CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for with_hdf5 in $hdf5_modes; do
     for rate in ${rates//,/ }; do
         say "rate ${rate/#0/max}, HDF5 $([ "$with_hdf5" = 1 ] && echo on || echo off)"
