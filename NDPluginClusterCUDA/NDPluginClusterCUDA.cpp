@@ -16,7 +16,13 @@
 static const char *driverName = "NDPluginClusterCUDA";
 
 static void publisherTaskC(void *plugin);
-static void outputTaskC(void *plugin);
+static void outputTaskC(void *start);
+
+/* What an output thread starts with. */
+struct OutputStart {
+    NDPluginClusterCUDA *plugin;
+    unsigned index;
+};
 
 enum { ADDR_CLUSTERS = 0, ADDR_HITMAP = 1, N_ADDR = 2 };
 static const int maxBatchLimit = 4096;
@@ -35,9 +41,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                      asynInt32ArrayMask | asynFloat64ArrayMask |
                          asynGenericPointerMask,
                      ASYN_MULTIDEVICE, 1, priority, stackSize, 1),
-      finder_(NULL), spectrum_(NULL), hitmap_(NULL), nextFill_(0),
-      nextOut_(0), batchFilled_(epicsEventEmpty),
-      batchEmptied_(epicsEventEmpty), outputThreadMissing_(false),
+      finder_(NULL), spectrum_(NULL), hitmap_(NULL), handedOver_(0),
+      published_(0), outputThreadsMissing_(false),
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
       totalClusters_(0), droppedClusters_(0), spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), lastUniqueId_(-1),
@@ -122,10 +127,9 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     epicsTimeGetCurrent(&lastPublished_);
     memset(&lastTimeStamp_, 0, sizeof lastTimeStamp_);
     trainingNote_[0] = '\0';
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < BATCHES; b++) {
         batches_[b].trained = batches_[b].found = 0;
         batches_[b].maxClusters = 0;
-        batches_[b].full = false;
         if (cc_clusters_new(&batches_[b].clusters) != CC_OK)
             setStatus("out of memory for the cluster lists");
     }
@@ -135,13 +139,20 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                           publisherTaskC, this) == NULL)
         setStatus("could not start the publisher thread: spectra are "
                   "published with frames only");
-    /* Named after the port, so that a benchmark can find its CPU time. */
-    char name[64];
-    epicsSnprintf(name, sizeof name, "%s_Out", portName);
-    if (epicsThreadCreate(name, epicsThreadPriorityMedium,
-                          epicsThreadGetStackSize(epicsThreadStackMedium),
-                          outputTaskC, this) == NULL)
-        outputThreadMissing_ = true;
+    /* Named after the port, so that a benchmark can find their CPU time. */
+    for (unsigned i = 0; i < OUTPUT_THREADS; i++) {
+        char name[64];
+        epicsSnprintf(name, sizeof name, "%s_Out%u", portName, i);
+        OutputStart *start = new OutputStart; /* the thread's, for good */
+        start->plugin = this;
+        start->index = i;
+        if (epicsThreadCreate(name, epicsThreadPriorityMedium,
+                              epicsThreadGetStackSize(epicsThreadStackMedium),
+                              outputTaskC, start) == NULL) {
+            delete start;
+            outputThreadsMissing_ = true;
+        }
+    }
 }
 
 static void publisherTaskC(void *plugin)
@@ -149,9 +160,10 @@ static void publisherTaskC(void *plugin)
     static_cast<NDPluginClusterCUDA *>(plugin)->publisherTask();
 }
 
-static void outputTaskC(void *plugin)
+static void outputTaskC(void *start)
 {
-    static_cast<NDPluginClusterCUDA *>(plugin)->outputTask();
+    OutputStart *output = static_cast<OutputStart *>(start);
+    output->plugin->outputTask(output->index);
 }
 
 static void releaseAll(std::vector<NDArray *> &arrays)
@@ -179,7 +191,7 @@ void NDPluginClusterCUDA::publisherTask()
 NDPluginClusterCUDA::~NDPluginClusterCUDA()
 {
     releaseAll(held_);
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < BATCHES; b++) {
         releaseAll(batches_[b].arrays);
         cc_clusters_destroy(batches_[b].clusters);
     }
@@ -400,7 +412,7 @@ void NDPluginClusterCUDA::processHeld()
      * kept until it is locked again. Without the output thread (blocking
      * callbacks, or it could not start) every batch out is published
      * before this one, which is then published here. */
-    bool publishHere = blocking || outputThreadMissing_;
+    bool publishHere = blocking || outputThreadsMissing_;
     this->unlock();
     Batch &batch = emptyBatch(publishHere);
     finderLock_.lock();
@@ -496,45 +508,59 @@ void NDPluginClusterCUDA::processHeld()
     batch.trained = trained;
     batch.found = found;
     batch.maxClusters = maxClusters;
-    if (publishHere)
+    if (publishHere) {
+        this->unlock();
+        prepareBatch(batch);
+        this->lock();
         publishBatch(batch);
-    else
-        handOver(batch);
+    } else {
+        handOver();
+    }
     callParamCallbacks();
 }
 
-/* The batch the processing thread fills next, once the output thread is
- * done with it (or with both, when `all`), port unlocked. */
+/* The batch the processing thread fills next, once it is free (and,
+ * when `all`, once every batch handed over is out), port unlocked. */
 NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
 {
-    Batch &batch = batches_[nextFill_];
     batchLock_.lock();
-    while (batch.full || (all && batches_[1 - nextFill_].full)) {
+    while (handedOver_ - published_ >= (all ? 1u : (unsigned)BATCHES)) {
         batchLock_.unlock();
         batchEmptied_.wait();
         batchLock_.lock();
     }
+    Batch &batch = batches_[handedOver_ % BATCHES];
     batchLock_.unlock();
     return batch;
 }
 
-void NDPluginClusterCUDA::handOver(Batch &batch)
+/* Gives the batch emptyBatch() returned to its output thread. */
+void NDPluginClusterCUDA::handOver()
 {
     batchLock_.lock();
-    batch.full = true;
+    unsigned thread = (unsigned)(handedOver_ % OUTPUT_THREADS);
+    handedOver_++;
     batchLock_.unlock();
-    nextFill_ = 1 - nextFill_;
-    batchFilled_.signal();
+    batchHandedOver_[thread].signal();
 }
 
-void NDPluginClusterCUDA::outputTask()
+void NDPluginClusterCUDA::outputTask(unsigned index)
 {
-    for (;;) {
-        Batch &batch = batches_[nextOut_];
+    for (uint64_t number = index;; number += OUTPUT_THREADS) {
+        Batch &batch = batches_[number % BATCHES];
         batchLock_.lock();
-        while (!batch.full) {
+        while (handedOver_ <= number) {
             batchLock_.unlock();
-            batchFilled_.wait();
+            batchHandedOver_[index].wait();
+            batchLock_.lock();
+        }
+        batchLock_.unlock();
+        prepareBatch(batch);
+        /* Arrays leave in order: after the batch before. */
+        batchLock_.lock();
+        while (published_ != number) {
+            batchLock_.unlock();
+            publishTurn_[index].wait();
             batchLock_.lock();
         }
         batchLock_.unlock();
@@ -543,32 +569,38 @@ void NDPluginClusterCUDA::outputTask()
         callParamCallbacks();
         unlock();
         batchLock_.lock();
-        batch.full = false;
+        published_++;
         batchLock_.unlock();
-        nextOut_ = 1 - nextOut_;
+        publishTurn_[(index + 1) % OUTPUT_THREADS].signal();
         batchEmptied_.signal();
     }
 }
 
-/* Adds a batch's clusters to the spectrum and hit map, publishes its
- * cluster arrays and releases its inputs (port locked; it is unlocked
- * while the arrays are filled). */
-void NDPluginClusterCUDA::publishBatch(Batch &batch)
+/* Adds a batch's clusters to the spectrum and hit map (their counts do
+ * not depend on the order batches come in) and fills its cluster arrays,
+ * port unlocked. */
+void NDPluginClusterCUDA::prepareBatch(Batch &batch)
 {
     batch.outputs.clear();
+    if (batch.found == 0)
+        return;
+    accumulatorLock_.lock();
+    cc_spectrum_add(spectrum_, batch.clusters);
+    cc_hitmap_add(hitmap_, batch.clusters);
+    accumulatorLock_.unlock();
+    for (size_t i = 0; i < batch.found; i++) {
+        cc_frame_clusters frame;
+        cc_clusters_frame(batch.clusters, i, &frame);
+        batch.outputs.push_back(clusterArray(batch.arrays[batch.trained + i],
+                                             frame, batch.maxClusters));
+    }
+}
+
+/* Publishes a prepared batch's cluster arrays and releases its inputs
+ * (port locked). */
+void NDPluginClusterCUDA::publishBatch(Batch &batch)
+{
     if (batch.found > 0) {
-        this->unlock();
-        accumulatorLock_.lock();
-        cc_spectrum_add(spectrum_, batch.clusters);
-        cc_hitmap_add(hitmap_, batch.clusters);
-        accumulatorLock_.unlock();
-        for (size_t i = 0; i < batch.found; i++) {
-            cc_frame_clusters frame;
-            cc_clusters_frame(batch.clusters, i, &frame);
-            batch.outputs.push_back(clusterArray(
-                batch.arrays[batch.trained + i], frame, batch.maxClusters));
-        }
-        this->lock();
         cc_frame_clusters last;
         cc_clusters_frame(batch.clusters, batch.found - 1, &last);
         /* Found, stored or not: DroppedClusters_RBV says how many the

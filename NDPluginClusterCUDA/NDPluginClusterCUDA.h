@@ -12,9 +12,11 @@
  * pedestal is one ordered sequence, frame k after frame k-1. While more
  * arrays wait in its queue it holds each array it is given, up to
  * MaxBatch, and hands them to the core in one call: a backlog is worked
- * off in batches, and a lone array is processed at once. An output thread
- * then adds each batch to the spectrum and hit map and publishes its
- * cluster arrays, in order, while the next batch is in the core.
+ * off in batches, and a lone array is processed at once. Output threads
+ * take the batches in turn while the next ones are in the core: each adds
+ * its batch to the spectrum and hit map and fills the cluster arrays,
+ * then publishes them when the batch before is out, so arrays leave in
+ * order.
  */
 #ifndef NDPLUGINCLUSTERCUDA_H
 #define NDPLUGINCLUSTERCUDA_H
@@ -76,9 +78,9 @@ public:
     /* The publisher thread's loop: spectrum, hit map and noise every
      * SpectrumPeriod while anything changed, also after frames stop. */
     void publisherTask();
-    /* The output thread's loop: publishes the batches the processing
-     * thread hands over, in order. */
-    void outputTask();
+    /* Output thread `index`'s loop: batches index, index + OUTPUT_THREADS,
+     * ... of those the processing thread hands over. */
+    void outputTask(unsigned index);
     asynStatus writeInt32(asynUser *pasynUser, epicsInt32 value);
     asynStatus writeFloat64(asynUser *pasynUser, epicsFloat64 value);
 
@@ -132,12 +134,13 @@ private:
         int maxClusters;                /* rows of their cluster arrays */
         cc_clusters *clusters;          /* of arrays[trained .. trained + found) */
         std::vector<NDArray *> outputs; /* their cluster arrays */
-        bool full;                      /* handed over, not yet published */
     };
+    enum { OUTPUT_THREADS = 2, BATCHES = 2 * OUTPUT_THREADS };
     void refuse(NDArray *pArray, const char *why);
     void processHeld();
     Batch &emptyBatch(bool all);
-    void handOver(Batch &batch);
+    void handOver();
+    void prepareBatch(Batch &batch);
     void publishBatch(Batch &batch);
     void publishSlow(bool force);
     NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
@@ -155,13 +158,16 @@ private:
     epicsMutex accumulatorLock_;
     cc_spectrum *spectrum_;
     cc_hitmap *hitmap_;
-    /* Two batches: the processing thread fills one while the output
-     * thread publishes the other. */
-    Batch batches_[2];
-    unsigned nextFill_, nextOut_;
-    epicsMutex batchLock_;  /* the batches' `full` */
-    epicsEvent batchFilled_, batchEmptied_;
-    bool outputThreadMissing_; /* it could not start: batches go out inline */
+    /* Batch number k lives in batches_[k % BATCHES] from its hand-over
+     * until it is published. */
+    Batch batches_[BATCHES];
+    epicsMutex batchLock_;       /* handedOver_ and published_ */
+    uint64_t handedOver_;        /* batches handed over so far */
+    uint64_t published_;         /* of those, published so far */
+    epicsEvent batchEmptied_;    /* wakes the processing thread */
+    epicsEvent batchHandedOver_[OUTPUT_THREADS]; /* wakes output thread i */
+    epicsEvent publishTurn_[OUTPUT_THREADS];     /* its turn to publish */
+    bool outputThreadsMissing_;  /* some did not start: batches go out inline */
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
     bool settingsChanged_;     /* a setting changed since the last frame */
     bool spectrumChanged_;     /* spectrum bins or range changed */

@@ -169,6 +169,7 @@ done
 "$camonitor" -t n -F ' ' "${C}LastBatch_RBV" >"$work/batches.txt" 2>&1 &
 monitor=$!
 before=$(get "${C}ArrayCounter_RBV")
+disordered=$(get "${C}DisorderedArrays_RBV")
 put "${P}cam1:Acquire" 1
 wait_for "${C}ArrayCounter_RBV" $((before + 160))
 wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
@@ -177,6 +178,10 @@ largest=$(awk '$NF ~ /^[0-9]+$/ && $NF > m {m = $NF} END {print m + 0}' "$work/b
 [ "$largest" -gt 1 ] ||
     fail "no batch formed: the finder kept up with the source ($(tr '\n' ' ' <"$work/batches.txt"))"
 [ "$largest" -le 8 ] || fail "a batch of $largest arrays, above MaxBatch 8"
+# Cluster arrays leave in uniqueId order: NDPluginDriver counts each one
+# not one above the last; here only the first, after the dark frames.
+jumps=$(( $(get "${C}DisorderedArrays_RBV") - disordered ))
+[ "$jumps" -le 1 ] || fail "$jumps cluster arrays left out of order"
 got9=$(get "${C}TotalClusters_RBV")
 [ "$got9" = "$expected9" ] || fail "in batches: $got9 clusters, the core alone $expected9"
 sleep 1.5 # the spectrum is published every SpectrumPeriod (1 s)

@@ -10,7 +10,8 @@
 #   LastBatch_RBV and FinderTime_RBV (means of samples every 0.5 s: arrays
 #   per core call, core time per array), the CPU time per frame of the
 #   source's thread, of the plugin's thread (which includes the core's
-#   calls) and of its output thread (spectrum, hit map, cluster arrays):
+#   calls) and of its output threads together (spectrum, hit map,
+#   cluster arrays):
 #   a thread whose time per frame nears the frame period is the bound;
 #   the IOC's CPU
 #   (utime + stime from /proc, in cores) and everything else's on the
@@ -160,7 +161,7 @@ echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | output thread CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
+echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for with_hdf5 in $hdf5_modes; do
     for rate in ${rates//,/ }; do
