@@ -32,7 +32,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                                          const char *NDArrayPort,
                                          int NDArrayAddr, int maxBuffers,
                                          size_t maxMemory, int priority,
-                                         int stackSize)
+                                         int stackSize, int outputThreads)
     /* One processing thread: the pedestal is one ordered sequence. */
     : NDPluginDriver(portName, queueSize, blockingCallbacks, NDArrayPort,
                      NDArrayAddr, N_ADDR, maxBuffers, maxMemory,
@@ -41,7 +41,9 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                      asynInt32ArrayMask | asynFloat64ArrayMask |
                          asynGenericPointerMask,
                      ASYN_MULTIDEVICE, 1, priority, stackSize, 1),
-      finder_(NULL), spectrum_(NULL), hitmap_(NULL), handedOver_(0),
+      finder_(NULL), spectrum_(NULL), hitmap_(NULL),
+      outputThreads_((unsigned)outputThreads), batchSlots_(2 * outputThreads_),
+      handedOver_(0),
       published_(0), outputThreadsMissing_(false),
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
       totalClusters_(0), droppedClusters_(0), spectrumCounts_(NULL),
@@ -127,7 +129,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     epicsTimeGetCurrent(&lastPublished_);
     memset(&lastTimeStamp_, 0, sizeof lastTimeStamp_);
     trainingNote_[0] = '\0';
-    for (int b = 0; b < BATCHES; b++) {
+    for (unsigned b = 0; b < batchSlots_; b++) {
         batches_[b].trained = batches_[b].found = 0;
         batches_[b].maxClusters = 0;
         if (cc_clusters_new(&batches_[b].clusters) != CC_OK)
@@ -140,7 +142,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
         setStatus("could not start the publisher thread: spectra are "
                   "published with frames only");
     /* Named after the port, so that a benchmark can find their CPU time. */
-    for (unsigned i = 0; i < OUTPUT_THREADS; i++) {
+    for (unsigned i = 0; i < outputThreads_; i++) {
         char name[64];
         epicsSnprintf(name, sizeof name, "%s_Out%u", portName, i);
         OutputStart *start = new OutputStart; /* the thread's, for good */
@@ -191,7 +193,7 @@ void NDPluginClusterCUDA::publisherTask()
 NDPluginClusterCUDA::~NDPluginClusterCUDA()
 {
     releaseAll(held_);
-    for (int b = 0; b < BATCHES; b++) {
+    for (unsigned b = 0; b < batchSlots_; b++) {
         releaseAll(batches_[b].arrays);
         cc_clusters_destroy(batches_[b].clusters);
     }
@@ -524,12 +526,12 @@ void NDPluginClusterCUDA::processHeld()
 NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
 {
     batchLock_.lock();
-    while (handedOver_ - published_ >= (all ? 1u : (unsigned)BATCHES)) {
+    while (handedOver_ - published_ >= (all ? 1u : batchSlots_)) {
         batchLock_.unlock();
         batchEmptied_.wait();
         batchLock_.lock();
     }
-    Batch &batch = batches_[handedOver_ % BATCHES];
+    Batch &batch = batches_[handedOver_ % batchSlots_];
     batchLock_.unlock();
     return batch;
 }
@@ -538,7 +540,7 @@ NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
 void NDPluginClusterCUDA::handOver()
 {
     batchLock_.lock();
-    unsigned thread = (unsigned)(handedOver_ % OUTPUT_THREADS);
+    unsigned thread = (unsigned)(handedOver_ % outputThreads_);
     handedOver_++;
     batchLock_.unlock();
     batchHandedOver_[thread].signal();
@@ -546,8 +548,8 @@ void NDPluginClusterCUDA::handOver()
 
 void NDPluginClusterCUDA::outputTask(unsigned index)
 {
-    for (uint64_t number = index;; number += OUTPUT_THREADS) {
-        Batch &batch = batches_[number % BATCHES];
+    for (uint64_t number = index;; number += outputThreads_) {
+        Batch &batch = batches_[number % batchSlots_];
         batchLock_.lock();
         while (handedOver_ <= number) {
             batchLock_.unlock();
@@ -571,7 +573,7 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
         batchLock_.lock();
         published_++;
         batchLock_.unlock();
-        publishTurn_[(index + 1) % OUTPUT_THREADS].signal();
+        publishTurn_[(index + 1) % outputThreads_].signal();
         batchEmptied_.signal();
     }
 }
@@ -829,13 +831,17 @@ extern "C" int NDClusterCUDAConfigure(const char *portName, int queueSize,
                                       size_t maxMemory, int priority,
                                       int stackSize, int maxThreads)
 {
-    if (maxThreads > 1)
-        printf("%s: %s: maxThreads %d ignored: the pedestal is one ordered "
-               "sequence, so the plugin runs one thread\n",
-               driverName, portName, maxThreads);
+    int outputThreads = maxThreads < 1 ? 1 : maxThreads;
+    if (outputThreads > NDPluginClusterCUDA::MAX_OUTPUT_THREADS)
+        outputThreads = NDPluginClusterCUDA::MAX_OUTPUT_THREADS;
+    printf("%s: %s: one thread finds the clusters, in order (the pedestal "
+           "is one ordered sequence); %d output thread%s publish%s them "
+           "(maxThreads %d)\n",
+           driverName, portName, outputThreads, outputThreads > 1 ? "s" : "",
+           outputThreads > 1 ? "" : "es", maxThreads);
     NDPluginClusterCUDA *pPlugin = new NDPluginClusterCUDA(
         portName, queueSize, blockingCallbacks, NDArrayPort, NDArrayAddr,
-        maxBuffers, maxMemory, priority, stackSize);
+        maxBuffers, maxMemory, priority, stackSize, outputThreads);
     return pPlugin->start();
 }
 
@@ -857,7 +863,8 @@ static const iocshFuncDef initFuncDef = {
     "NDClusterCUDAConfigure", 10, initArgs,
 #ifdef IOCSHFUNCDEF_HAS_USAGE
     "Creates an NDPluginClusterCUDA plugin: photon clusters from MÖNCH "
-    "frames on address 0, the hit map on address 1. It runs one thread.\n"
+    "frames on address 0, the hit map on address 1. One thread finds the "
+    "clusters in order; maxThreads (1 to 8) output threads publish them.\n"
 #endif
 };
 static void initCallFunc(const iocshArgBuf *args)

@@ -13,7 +13,8 @@
  * arrays wait in its queue it holds each array it is given, up to
  * MaxBatch, and hands them to the core in one call: a backlog is worked
  * off in batches, and a lone array is processed at once. Output threads
- * take the batches in turn while the next ones are in the core: each adds
+ * (maxThreads of them) take the batches in turn while the next ones are
+ * in the core: each adds
  * its batch to the spectrum and hit map and fills the cluster arrays,
  * then publishes them when the batch before is out, so arrays leave in
  * order.
@@ -71,15 +72,16 @@ public:
     NDPluginClusterCUDA(const char *portName, int queueSize,
                         int blockingCallbacks, const char *NDArrayPort,
                         int NDArrayAddr, int maxBuffers, size_t maxMemory,
-                        int priority, int stackSize);
+                        int priority, int stackSize, int outputThreads);
     ~NDPluginClusterCUDA();
+    enum { MAX_OUTPUT_THREADS = 8 }; /* outputThreads is 1 to this */
 
     void processCallbacks(NDArray *pArray);
     /* The publisher thread's loop: spectrum, hit map and noise every
      * SpectrumPeriod while anything changed, also after frames stop. */
     void publisherTask();
-    /* Output thread `index`'s loop: batches index, index + OUTPUT_THREADS,
-     * ... of those the processing thread hands over. */
+    /* Output thread `index`'s loop: batches index, index +
+     * outputThreads_, ... of those the processing thread hands over. */
     void outputTask(unsigned index);
     asynStatus writeInt32(asynUser *pasynUser, epicsInt32 value);
     asynStatus writeFloat64(asynUser *pasynUser, epicsFloat64 value);
@@ -135,7 +137,6 @@ private:
         cc_clusters *clusters;          /* of arrays[trained .. trained + found) */
         std::vector<NDArray *> outputs; /* their cluster arrays */
     };
-    enum { OUTPUT_THREADS = 2, BATCHES = 2 * OUTPUT_THREADS };
     void refuse(NDArray *pArray, const char *why);
     void processHeld();
     Batch &emptyBatch(bool all);
@@ -158,15 +159,16 @@ private:
     epicsMutex accumulatorLock_;
     cc_spectrum *spectrum_;
     cc_hitmap *hitmap_;
-    /* Batch number k lives in batches_[k % BATCHES] from its hand-over
-     * until it is published. */
-    Batch batches_[BATCHES];
+    /* Batch number k lives in batches_[k % batchSlots_] from its
+     * hand-over until it is published: two for each output thread. */
+    unsigned outputThreads_, batchSlots_;
+    Batch batches_[2 * MAX_OUTPUT_THREADS];
     epicsMutex batchLock_;       /* handedOver_ and published_ */
     uint64_t handedOver_;        /* batches handed over so far */
     uint64_t published_;         /* of those, published so far */
     epicsEvent batchEmptied_;    /* wakes the processing thread */
-    epicsEvent batchHandedOver_[OUTPUT_THREADS]; /* wakes output thread i */
-    epicsEvent publishTurn_[OUTPUT_THREADS];     /* its turn to publish */
+    epicsEvent batchHandedOver_[MAX_OUTPUT_THREADS]; /* wakes output thread i */
+    epicsEvent publishTurn_[MAX_OUTPUT_THREADS];     /* its turn to publish */
     bool outputThreadsMissing_;  /* some did not start: batches go out inline */
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
     bool settingsChanged_;     /* a setting changed since the last frame */

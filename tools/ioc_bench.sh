@@ -36,6 +36,8 @@ usage: ioc_bench.sh [options]
   --max-clusters N          MaxClusters, rows of each output array (default 3000)
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
   --queue N                 the plugin's QueueSize (default 2000, st.cmd's)
+  --output-threads N        the plugin's output threads, its maxThreads
+                            (st.cmd's CLUSTER_OUTPUT_THREADS, default 2)
   --pedestal N              PedestalFrames (default 1000)
   --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
   --files DIR               where HDF5 files are written (default a
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
     --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
     --max-batch) max_batch=$2 ;; --queue) queue=$2 ;;
+    --output-threads) export CLUSTER_OUTPUT_THREADS=$2 ;;
     *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
     esac
     shift 2 || { usage >&2; exit 2; }
@@ -156,7 +159,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --pedestal $pedestal --pinned $pinned"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-2} --pedestal $pedestal --pinned $pinned"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -26,10 +26,11 @@ NDClusterCUDAPinnedArrays($(PINNED_ARRAYS=1))
 ADMoenchSimConfig("MOENCH", 400, 400, 0, 0, 0, 0)
 dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TIMEOUT=1")
 
-# The cluster finder. It runs one thread whatever maxThreads (the last
-# argument) asks, since the pedestal is one ordered sequence: the 4 here
-# shows the note it prints, and the IOC test checks NumThreads_RBV is 1.
-NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, 4)
+# The cluster finder. One thread finds the clusters, in order, since the
+# pedestal is one ordered sequence; maxThreads (the last argument,
+# CLUSTER_OUTPUT_THREADS, default 2) output threads add the batches to the
+# spectrum and hit map and publish their cluster arrays, in order.
+NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=2))
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
 
 # The clusters of every frame to HDF5 (Stream mode), from address 0.
