@@ -321,21 +321,30 @@ static void fall_back_to_cpu(cc_finder *finder)
 }
 #endif
 
-/* cc_finder_process() and cc_finder_process_list() once their arguments
- * are checked. */
-static int process_frames(cc_finder *finder, const struct cc__frames *frames,
+/* cc_finder_process() (frames back to back from `first`) and
+ * cc_finder_process_list() (frame k at each[k]). */
+static int process_frames(cc_finder *finder, const uint16_t *first,
+                          const uint16_t *const *each,
                           const uint64_t *frame_numbers, size_t n_frames,
                           cc_clusters *clusters)
 {
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (clusters == NULL || (first == NULL && each == NULL && n_frames > 0))
+        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
+    for (size_t k = 0; each != NULL && k < n_frames; k++)
+        if (each[k] == NULL)
+            return FAIL(finder, CC_EINVAL, "frame %zu of the list is NULL", k);
     if (finder->pedestal.state != CC_PEDESTAL_READY)
         return FAIL(finder, CC_ESTATE,
                     "the pedestal is still training (%" PRIu64 " of %" PRIu32
                     " dark frames)",
                     finder->pedestal.frames_trained, finder->pedestal.window);
+    struct cc__frames frames = {first, each, finder->pedestal.pixels};
     int rc;
 #ifdef CC_HAVE_CUDA
     if (finder->backend == CC_BACKEND_CUDA) {
-        rc = cc__cuda_process(finder->cuda, &finder->config, frames,
+        rc = cc__cuda_process(finder->cuda, &finder->config, &frames,
                               frame_numbers, finder->counts.frames_processed,
                               n_frames, clusters, finder->last_error);
         if (rc == CC_EDEVICE && finder->config.backend == CC_BACKEND_AUTO)
@@ -347,7 +356,7 @@ static int process_frames(cc_finder *finder, const struct cc__frames *frames,
 #endif
     {
         rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
-                             frames, frame_numbers,
+                             &frames, frame_numbers,
                              finder->counts.frames_processed, n_frames,
                              clusters, finder->last_error);
         if (rc != CC_OK)
@@ -366,27 +375,16 @@ int cc_finder_process(cc_finder *finder, const uint16_t *frames,
                       const uint64_t *frame_numbers, size_t n_frames,
                       cc_clusters *clusters)
 {
-    if (finder == NULL)
-        return CC_EINVAL;
-    if (clusters == NULL || (frames == NULL && n_frames > 0))
-        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
-    struct cc__frames list = {frames, NULL, finder->pedestal.pixels};
-    return process_frames(finder, &list, frame_numbers, n_frames, clusters);
+    return process_frames(finder, frames, NULL, frame_numbers, n_frames,
+                          clusters);
 }
 
 int cc_finder_process_list(cc_finder *finder, const uint16_t *const *frames,
                            const uint64_t *frame_numbers, size_t n_frames,
                            cc_clusters *clusters)
 {
-    if (finder == NULL)
-        return CC_EINVAL;
-    if (clusters == NULL || (frames == NULL && n_frames > 0))
-        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
-    for (size_t k = 0; k < n_frames; k++)
-        if (frames[k] == NULL)
-            return FAIL(finder, CC_EINVAL, "frame %zu of the list is NULL", k);
-    struct cc__frames list = {NULL, frames, finder->pedestal.pixels};
-    return process_frames(finder, &list, frame_numbers, n_frames, clusters);
+    return process_frames(finder, NULL, frames, frame_numbers, n_frames,
+                          clusters);
 }
 
 int cc_finder_pedestal_maps(cc_finder *finder, double *mean, double *rms)

@@ -275,34 +275,55 @@ START_TEST(pedestal_moves_between_backends)
 }
 END_TEST
 
+/* A pool with a trained CPU finder and a trained CUDA finder for it
+ * (config_for(loop)), and a cluster list for each. */
+struct pair {
+    struct pool pool;
+    cc_finder *cpu, *gpu;
+    cc_clusters *want, *got;
+};
+
+static struct pair open_pair(int loop)
+{
+    struct pair pair;
+    pair.pool = make_pool(400, 400, 2330);
+    cc_config config = config_for(&pair.pool, loop);
+    config.pedestal_frames = DARK;
+    config.backend = CC_BACKEND_CUDA;
+    pair.gpu = trained_finder(&pair.pool, config);
+    config.backend = CC_BACKEND_CPU;
+    pair.cpu = trained_finder(&pair.pool, config);
+    ck_assert_int_eq(cc_clusters_new(&pair.want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&pair.got), CC_OK);
+    return pair;
+}
+
+static void close_pair(struct pair *pair)
+{
+    cc_clusters_destroy(pair->want);
+    cc_clusters_destroy(pair->got);
+    cc_finder_destroy(pair->cpu);
+    cc_finder_destroy(pair->gpu);
+    free_pool(&pair->pool);
+}
+
 /* Frames in memory registered with cc_host_register give the same. */
 START_TEST(registered_frames)
 {
-    struct pool pool = make_pool(400, 400, 2330);
-    size_t bytes = 64 * pool.pixels * sizeof(uint16_t);
+    struct pair pair = open_pair(1);
+    size_t bytes = 64 * pair.pool.pixels * sizeof(uint16_t);
     uint16_t *frames = malloc(bytes);
     ck_assert_ptr_nonnull(frames);
-    memcpy(frames, pool.frames, bytes);
+    memcpy(frames, pair.pool.frames, bytes);
     ck_assert_int_eq(cc_host_register(frames, bytes), CC_OK);
-    cc_config config = config_for(&pool, 1);
-    config.pedestal_frames = DARK;
-    config.backend = CC_BACKEND_CUDA;
-    cc_finder *gpu = trained_finder(&pool, config);
-    config.backend = CC_BACKEND_CPU;
-    cc_finder *cpu = trained_finder(&pool, config);
-    cc_clusters *want, *got;
-    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
-    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
-    ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, 64, want), CC_OK);
-    ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, 64, got), CC_OK);
-    assert_same_clusters(want, got);
+    ck_assert_int_eq(cc_finder_process(pair.cpu, frames, NULL, 64, pair.want),
+                     CC_OK);
+    ck_assert_int_eq(cc_finder_process(pair.gpu, frames, NULL, 64, pair.got),
+                     CC_OK);
+    assert_same_clusters(pair.want, pair.got);
     ck_assert_int_eq(cc_host_unregister(frames), CC_OK);
     free(frames);
-    cc_clusters_destroy(want);
-    cc_clusters_destroy(got);
-    cc_finder_destroy(cpu);
-    cc_finder_destroy(gpu);
-    free_pool(&pool);
+    close_pair(&pair);
 }
 END_TEST
 
@@ -311,36 +332,25 @@ END_TEST
 START_TEST(list_of_separate_buffers)
 {
     enum { N = 48 };
-    struct pool pool = make_pool(400, 400, 2330);
+    struct pair pair = open_pair(0);
+    size_t bytes = pair.pool.pixels * sizeof(uint16_t);
     const uint16_t *list[N];
     uint16_t *buffers[N];
     for (int k = 0; k < N; k++) {
-        buffers[k] = cc_host_alloc(pool.pixels * sizeof(uint16_t));
+        buffers[k] = cc_host_alloc(bytes);
         ck_assert_ptr_nonnull(buffers[k]);
-        memcpy(buffers[k], pool.frames + k * pool.pixels,
-               pool.pixels * sizeof(uint16_t));
+        memcpy(buffers[k], pair.pool.frames + k * pair.pool.pixels, bytes);
         list[k] = buffers[k];
     }
-    cc_config config = config_for(&pool, 0);
-    config.pedestal_frames = DARK;
-    config.backend = CC_BACKEND_CUDA;
-    cc_finder *gpu = trained_finder(&pool, config);
-    config.backend = CC_BACKEND_CPU;
-    cc_finder *cpu = trained_finder(&pool, config);
-    cc_clusters *want, *got;
-    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
-    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
-    ck_assert_int_eq(cc_finder_process(cpu, pool.frames, NULL, N, want), CC_OK);
-    int rc = cc_finder_process_list(gpu, list, NULL, N, got);
-    ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu));
-    assert_same_clusters(want, got);
+    ck_assert_int_eq(cc_finder_process(pair.cpu, pair.pool.frames, NULL, N,
+                                       pair.want),
+                     CC_OK);
+    int rc = cc_finder_process_list(pair.gpu, list, NULL, N, pair.got);
+    ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(pair.gpu));
+    assert_same_clusters(pair.want, pair.got);
     for (int k = 0; k < N; k++)
         cc_host_free(buffers[k]);
-    cc_clusters_destroy(want);
-    cc_clusters_destroy(got);
-    cc_finder_destroy(cpu);
-    cc_finder_destroy(gpu);
-    free_pool(&pool);
+    close_pair(&pair);
 }
 END_TEST
 
