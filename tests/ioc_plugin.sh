@@ -157,7 +157,8 @@ echo "ok: $bad Float64 arrays refused: $(getstr "${C}StatusMessage_RBV")"
 
 # A backlog is worked off in batches of up to MaxBatch arrays, with the
 # clusters the core finds in the same frames: 9x9 clusters on the CPU fall
-# behind the simulated source's cycled frames.
+# behind the simulated source's cycled frames, copied on 3 threads and
+# published in order.
 "${builddir:-.}/tools/source_totals" --frames 60 --dark 100 --pedestal 100 \
     --cycle 20 --size 9 --spectrum "$work/spectrum9.txt" >"$work/totals9.txt" ||
     fail "source_totals failed"
@@ -167,7 +168,7 @@ for setting in ClusterSizeX:9 ClusterSizeY:9 MaxBatch:8 SpectrumMin:0 \
     put "${C}${setting%%:*}" "${setting#*:}"
 done
 for setting in MoenchSource:0 MoenchDarkFrames:100 MoenchCycleFrames:20 AcquirePeriod:0 \
-    ImageMode:1 NumImages:160; do
+    MoenchSourceThreads:3 ImageMode:1 NumImages:160; do
     put "${P}cam1:${setting%%:*}" "${setting#*:}"
 done
 "$camonitor" -t n -F ' ' "${C}LastBatch_RBV" >"$work/batches.txt" 2>&1 &
