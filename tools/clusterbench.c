@@ -40,6 +40,7 @@ struct options {
     char sizes[64], threads[64], streams[64], batches[64];
     char backends[64], inputs[64];
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
+    bool accumulators; /* also time the spectrum and the hit map */
 };
 
 /* Frames in the kinds of memory a caller may hand over. */
@@ -72,6 +73,9 @@ static void usage(FILE *out)
             "  --seconds S       length of one timed run (default 1)\n"
             "  --repeats N       timed runs per figure, median reported (default 5)\n"
             "  --precision float|double (default float)\n"
+            "  --accumulators    also time what a plugin does with the\n"
+            "                    clusters: cc_spectrum_add (sum, 400 bins on\n"
+            "                    [0, 2000)) and cc_hitmap_add, per frame\n"
             "  --cuda-shape STEPS,ROWS,COLS,THREADS[,CHUNK]\n"
             "                    CUDA frames a decide launch, tile, threads a\n"
             "                    block and frames a chunk (0: the backend's\n"
@@ -280,6 +284,94 @@ static double bench_one(const struct options *options, struct workload *work,
     return median;
 }
 
+/* Median frames/s of add(accumulator, clusters) over the workload's
+ * clusters (one call for all its frames), as bench_one times. */
+static double time_accumulator(const struct options *options,
+                               int (*add)(void *, const cc_clusters *),
+                               void *accumulator, const cc_clusters *clusters)
+{
+    double *rates = calloc(options->repeats, sizeof *rates);
+    if (rates == NULL)
+        return -1;
+    size_t frames = cc_clusters_frame_count(clusters);
+    for (uint32_t r = 0; r < options->repeats; r++) {
+        uint64_t done = 0;
+        double start = now(), elapsed = 0;
+        while (elapsed < options->seconds) {
+            add(accumulator, clusters);
+            done += frames;
+            elapsed = now() - start;
+        }
+        rates[r] = (double)done / elapsed;
+    }
+    qsort(rates, options->repeats, sizeof *rates, compare_doubles);
+    double median = rates[options->repeats / 2];
+    free(rates);
+    return median;
+}
+
+static int add_to_spectrum(void *spectrum, const cc_clusters *clusters)
+{
+    return cc_spectrum_add(spectrum, clusters);
+}
+
+static int add_to_hitmap(void *hitmap, const cc_clusters *clusters)
+{
+    return cc_hitmap_add(hitmap, clusters);
+}
+
+/* --accumulators: the spectrum and hit map of the clusters the CPU
+ * backend finds in the workload's frames; one table row each. */
+static int bench_accumulators(const struct options *options,
+                              struct workload *work, uint32_t nx, uint32_t ny)
+{
+    cc_config config;
+    cc_config_init(&config);
+    config.rows = options->rows;
+    config.cols = options->cols;
+    config.cluster_size_x = nx;
+    config.cluster_size_y = ny;
+    config.pedestal_frames = work->dark_frames;
+    config.backend = CC_BACKEND_CPU;
+    config.threads = 0;
+    char message[CC_MESSAGE_SIZE];
+    cc_finder *finder;
+    cc_clusters *clusters = NULL;
+    cc_spectrum *spectrum = NULL;
+    cc_hitmap *hitmap = NULL;
+    int rc = cc_finder_new(&finder, &config, message);
+    if (rc == CC_OK)
+        rc = cc_clusters_new(&clusters);
+    if (rc == CC_OK)
+        rc = cc_finder_train(finder, work->dark, work->dark_frames);
+    if (rc == CC_OK)
+        rc = cc_finder_process(finder, work->frames[INPUT_PAGEABLE], NULL,
+                               options->frames, clusters);
+    if (rc == CC_OK)
+        rc = cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 400, 0, 2000);
+    if (rc == CC_OK)
+        rc = cc_hitmap_new(&hitmap, options->rows, options->cols);
+    if (rc != CC_OK) {
+        fprintf(stderr, "clusterbench: accumulators: %s\n", cc_strerror(rc));
+    } else {
+        double per_frame = (double)cc_clusters_total(clusters) /
+                           (double)cc_clusters_frame_count(clusters);
+        const char *names[2] = {"spectrum", "hit map"};
+        double rates[2] = {
+            time_accumulator(options, add_to_spectrum, spectrum, clusters),
+            time_accumulator(options, add_to_hitmap, hitmap, clusters)};
+        for (int a = 0; a < 2; a++)
+            printf("| %s | %ux%u | %.1f | %.0f | %.2f | %.2f |\n", names[a],
+                   nx, ny, per_frame, rates[a], 1e6 / rates[a],
+                   1e9 / rates[a] / per_frame);
+    }
+    cc_hitmap_destroy(hitmap);
+    cc_spectrum_destroy(spectrum);
+    cc_clusters_destroy(clusters);
+    cc_finder_destroy(finder);
+    return rc == CC_OK ? 0 : -1;
+}
+
 static void print_header(int argc, char **argv)
 {
     char model[256] = "unknown CPU";
@@ -327,6 +419,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"repeats", required_argument, NULL, 'R'},
         {"precision", required_argument, NULL, 'P'},
         {"cuda-shape", required_argument, NULL, 'G'},
+        {"accumulators", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt;
@@ -366,6 +459,7 @@ static int parse_options(int argc, char **argv, struct options *options)
                 return -1;
             }
             break;
+        case 'A': options->accumulators = true; break;
         case 'h': usage(stdout); exit(EXIT_SUCCESS);
         default: usage(stderr); return -1;
         }
@@ -512,6 +606,16 @@ int main(int argc, char **argv)
                         double *best = cuda ? best_cuda : best_cpu;
                         best[s] = rate > best[s] ? rate : best[s];
                     }
+    }
+    if (options.accumulators) {
+        printf("\n| accumulator | cluster | clusters/frame | frames/s (median) "
+               "| us/frame | ns/cluster |\n|---|---|---|---|---|---|\n");
+        for (int s = 0; s < n_sizes; s++) {
+            uint32_t nx, ny;
+            if (parse_size(sizes[s], &nx, &ny) != 0 ||
+                bench_accumulators(&options, &work, nx, ny) != 0)
+                return EXIT_FAILURE;
+        }
     }
     /* The ratios the results file asks for, per cluster size. */
     for (int s = 0; s < n_sizes; s++) {
