@@ -46,7 +46,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       handedOver_(0),
       published_(0), outputThreadsMissing_(false),
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
-      totalClusters_(0), droppedClusters_(0), spectrumCounts_(NULL),
+      spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), lastUniqueId_(-1),
       unpublished_(false), pendingLoad_(false)
 {
@@ -521,19 +521,28 @@ void NDPluginClusterCUDA::processHeld()
     callParamCallbacks();
 }
 
+/* Waits on event until ready(), which is tested with batchLock_ held. */
+template <typename Ready>
+void NDPluginClusterCUDA::awaitBatches(epicsEvent &event, Ready ready)
+{
+    batchLock_.lock();
+    while (!ready()) {
+        batchLock_.unlock();
+        event.wait();
+        batchLock_.lock();
+    }
+    batchLock_.unlock();
+}
+
 /* The batch the processing thread fills next, once it is free (and,
  * when `all`, once every batch handed over is out), port unlocked. */
 NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
 {
-    batchLock_.lock();
-    while (handedOver_ - published_ >= (all ? 1u : batchSlots_)) {
-        batchLock_.unlock();
-        batchEmptied_.wait();
-        batchLock_.lock();
-    }
-    Batch &batch = batches_[handedOver_ % batchSlots_];
-    batchLock_.unlock();
-    return batch;
+    uint64_t most = all ? 1 : batchSlots_;
+    awaitBatches(batchEmptied_,
+                 [&] { return handedOver_ - published_ < most; });
+    /* handedOver_ changes only on this thread. */
+    return batches_[handedOver_ % batchSlots_];
 }
 
 /* Gives the batch emptyBatch() returned to its output thread. */
@@ -550,22 +559,12 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
 {
     for (uint64_t number = index;; number += outputThreads_) {
         Batch &batch = batches_[number % batchSlots_];
-        batchLock_.lock();
-        while (handedOver_ <= number) {
-            batchLock_.unlock();
-            batchHandedOver_[index].wait();
-            batchLock_.lock();
-        }
-        batchLock_.unlock();
+        awaitBatches(batchHandedOver_[index],
+                     [&] { return handedOver_ > number; });
         prepareBatch(batch);
         /* Arrays leave in order: after the batch before. */
-        batchLock_.lock();
-        while (published_ != number) {
-            batchLock_.unlock();
-            publishTurn_[index].wait();
-            batchLock_.lock();
-        }
-        batchLock_.unlock();
+        awaitBatches(publishTurn_[index],
+                     [&] { return published_ == number; });
         lock();
         publishBatch(batch);
         callParamCallbacks();

@@ -139,6 +139,8 @@ private:
     };
     void refuse(NDArray *pArray, const char *why);
     void processHeld();
+    template <typename Ready>
+    void awaitBatches(epicsEvent &event, Ready ready);
     Batch &emptyBatch(bool all);
     void handOver();
     void prepareBatch(Batch &batch);
@@ -173,7 +175,6 @@ private:
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
     bool settingsChanged_;     /* a setting changed since the last frame */
     bool spectrumChanged_;     /* spectrum bins or range changed */
-    double totalClusters_, droppedClusters_;
     double *spectrumCounts_, *spectrumCentres_; /* accumulator lock */
     double *rms_;              /* scratch for the pedestal's noise map */
     /* Arrays taken from the queue and not yet processed (reserved), with
