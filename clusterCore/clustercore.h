@@ -256,6 +256,10 @@ CC_API int cc_spectrum_new(cc_spectrum **spectrum, cc_energy energy,
                            uint32_t bins, double min, double max);
 CC_API void cc_spectrum_destroy(cc_spectrum *spectrum);
 CC_API int cc_spectrum_add(cc_spectrum *spectrum, const cc_clusters *clusters);
+/* The same for one frame's clusters (cc_clusters_frame): frame by frame,
+ * while they are in cache for whatever else reads them. */
+CC_API int cc_spectrum_add_frame(cc_spectrum *spectrum,
+                                 const cc_frame_clusters *frame);
 CC_API void cc_spectrum_reset(cc_spectrum *spectrum);
 CC_API uint32_t cc_spectrum_bins(const cc_spectrum *spectrum);
 /* Low edge of bin i; i == bins gives the upper limit. */
@@ -272,6 +276,7 @@ CC_API int cc_hitmap_new(cc_hitmap **hitmap, uint32_t rows, uint32_t cols);
 CC_API void cc_hitmap_destroy(cc_hitmap *hitmap);
 /* Fails with CC_EINVAL, adding nothing, if a centre lies outside the map. */
 CC_API int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters);
+CC_API int cc_hitmap_add_frame(cc_hitmap *hitmap, const cc_frame_clusters *frame);
 CC_API void cc_hitmap_reset(cc_hitmap *hitmap);
 CC_API const uint32_t *cc_hitmap_counts(const cc_hitmap *hitmap);
 

@@ -32,21 +32,33 @@ void cc_hitmap_destroy(cc_hitmap *hitmap)
     free(hitmap);
 }
 
-int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters)
+static int add_centres(cc_hitmap *hitmap, const uint16_t *x,
+                       const uint16_t *y, size_t n)
 {
-    if (hitmap == NULL || clusters == NULL)
-        return CC_EINVAL;
-    for (size_t i = 0; i < clusters->n_clusters; i++)
-        if (clusters->x[i] >= hitmap->cols || clusters->y[i] >= hitmap->rows)
+    for (size_t i = 0; i < n; i++)
+        if (x[i] >= hitmap->cols || y[i] >= hitmap->rows)
             return CC_EINVAL;
-    for (size_t i = 0; i < clusters->n_clusters; i++) {
-        uint32_t *count =
-            &hitmap->counts[(size_t)clusters->y[i] * hitmap->cols +
-                            clusters->x[i]];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t *count = &hitmap->counts[(size_t)y[i] * hitmap->cols + x[i]];
         if (*count < UINT32_MAX)
             (*count)++;
     }
     return CC_OK;
+}
+
+int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters)
+{
+    if (hitmap == NULL || clusters == NULL)
+        return CC_EINVAL;
+    return add_centres(hitmap, clusters->x, clusters->y, clusters->n_clusters);
+}
+
+int cc_hitmap_add_frame(cc_hitmap *hitmap, const cc_frame_clusters *frame)
+{
+    if (hitmap == NULL || frame == NULL ||
+        (frame->count > 0 && (frame->x == NULL || frame->y == NULL)))
+        return CC_EINVAL;
+    return add_centres(hitmap, frame->x, frame->y, frame->count);
 }
 
 void cc_hitmap_reset(cc_hitmap *hitmap)

@@ -82,15 +82,13 @@ void cc_spectrum_destroy(cc_spectrum *spectrum)
     free(spectrum);
 }
 
-int cc_spectrum_add(cc_spectrum *spectrum, const cc_clusters *clusters)
+static void add_values(cc_spectrum *spectrum, uint32_t size_x,
+                       uint32_t size_y, const int32_t *values, size_t n)
 {
-    if (spectrum == NULL || clusters == NULL)
-        return CC_EINVAL;
-    size_t cells = (size_t)clusters->size_x * clusters->size_y;
-    for (size_t i = 0; i < clusters->n_clusters; i++) {
-        int64_t energy = cc__cluster_energy(spectrum->energy,
-                                            clusters->size_x, clusters->size_y,
-                                            clusters->values + i * cells);
+    size_t cells = (size_t)size_x * size_y;
+    for (size_t i = 0; i < n; i++) {
+        int64_t energy = cc__cluster_energy(spectrum->energy, size_x, size_y,
+                                            values + i * cells);
         /* Unsigned, so that energies below `first` wrap out of range. */
         uint64_t offset = (uint64_t)energy - (uint64_t)spectrum->first;
         double e = (double)energy;
@@ -103,6 +101,27 @@ int cc_spectrum_add(cc_spectrum *spectrum, const cc_clusters *clusters)
         else
             spectrum->counts[bin_of(spectrum, e)]++;
     }
+}
+
+int cc_spectrum_add(cc_spectrum *spectrum, const cc_clusters *clusters)
+{
+    if (spectrum == NULL || clusters == NULL)
+        return CC_EINVAL;
+    add_values(spectrum, clusters->size_x, clusters->size_y,
+               clusters->values, clusters->n_clusters);
+    return CC_OK;
+}
+
+int cc_spectrum_add_frame(cc_spectrum *spectrum,
+                          const cc_frame_clusters *frame)
+{
+    if (spectrum == NULL || frame == NULL ||
+        frame->size_x < CC_CLUSTER_SIZE_MIN ||
+        frame->size_y < CC_CLUSTER_SIZE_MIN ||
+        (frame->count > 0 && frame->values == NULL))
+        return CC_EINVAL;
+    add_values(spectrum, frame->size_x, frame->size_y, frame->values,
+               frame->count);
     return CC_OK;
 }
 

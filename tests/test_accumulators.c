@@ -151,6 +151,73 @@ START_TEST(hitmap_counts_centres)
 }
 END_TEST
 
+/* Frame by frame (cc_clusters_frame) adds up to what the whole list adds,
+ * and a frame the map or the spectrum cannot take is refused, whole. */
+START_TEST(frame_by_frame_equals_the_list)
+{
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    cc__clusters_clear(clusters, 3, 3);
+    for (uint64_t f = 0; f < 3; f++) {
+        ck_assert_int_eq(cc__clusters_begin_frame(clusters, f), CC_OK);
+        for (int k = 0; k < 5 + 7 * (int)f; k++) {
+            int32_t *values;
+            ck_assert_int_eq(cc__clusters_push(clusters, 0, (uint16_t)(k % 6),
+                                               (uint16_t)f, &values),
+                             CC_OK);
+            for (int c = 0; c < 9; c++)
+                values[c] = c == 4 ? 13 * k - 20 : (int32_t)f;
+        }
+    }
+    cc_spectrum *whole, *framed;
+    ck_assert_int_eq(cc_spectrum_new(&whole, CC_ENERGY_SUM, 9, 0, 150), CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&framed, CC_ENERGY_SUM, 9, 0, 150),
+                     CC_OK);
+    cc_hitmap *whole_map, *framed_map;
+    ck_assert_int_eq(cc_hitmap_new(&whole_map, 3, 6), CC_OK);
+    ck_assert_int_eq(cc_hitmap_new(&framed_map, 3, 6), CC_OK);
+    ck_assert_int_eq(cc_spectrum_add(whole, clusters), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add(whole_map, clusters), CC_OK);
+    for (size_t f = 0; f < cc_clusters_frame_count(clusters); f++) {
+        cc_frame_clusters frame;
+        ck_assert_int_eq(cc_clusters_frame(clusters, f, &frame), CC_OK);
+        ck_assert_int_eq(cc_spectrum_add_frame(framed, &frame), CC_OK);
+        ck_assert_int_eq(cc_hitmap_add_frame(framed_map, &frame), CC_OK);
+    }
+    ck_assert_mem_eq(cc_spectrum_counts(framed), cc_spectrum_counts(whole),
+                     9 * sizeof(uint64_t));
+    ck_assert_uint_gt(cc_spectrum_underflow(whole), 0);
+    ck_assert_uint_gt(cc_spectrum_overflow(whole), 0);
+    ck_assert_uint_eq(cc_spectrum_underflow(framed),
+                      cc_spectrum_underflow(whole));
+    ck_assert_uint_eq(cc_spectrum_overflow(framed),
+                      cc_spectrum_overflow(whole));
+    ck_assert_mem_eq(cc_hitmap_counts(framed_map), cc_hitmap_counts(whole_map),
+                     3 * 6 * sizeof(uint32_t));
+
+    cc_frame_clusters last;
+    ck_assert_int_eq(cc_clusters_frame(clusters, 2, &last), CC_OK);
+    cc_hitmap *narrow;
+    ck_assert_int_eq(cc_hitmap_new(&narrow, 3, 5), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add_frame(narrow, &last), CC_EINVAL);
+    for (int p = 0; p < 3 * 5; p++)
+        ck_assert_uint_eq(cc_hitmap_counts(narrow)[p], 0);
+    cc_frame_clusters odd = last;
+    odd.size_x = 2;
+    ck_assert_int_eq(cc_spectrum_add_frame(framed, &odd), CC_EINVAL);
+    ck_assert_int_eq(cc_spectrum_add_frame(framed, NULL), CC_EINVAL);
+    ck_assert_int_eq(cc_hitmap_add_frame(framed_map, NULL), CC_EINVAL);
+    ck_assert_mem_eq(cc_spectrum_counts(framed), cc_spectrum_counts(whole),
+                     9 * sizeof(uint64_t));
+    cc_hitmap_destroy(narrow);
+    cc_hitmap_destroy(whole_map);
+    cc_hitmap_destroy(framed_map);
+    cc_spectrum_destroy(whole);
+    cc_spectrum_destroy(framed);
+    cc_clusters_destroy(clusters);
+}
+END_TEST
+
 Suite *suite_accumulators(void)
 {
     Suite *suite = suite_create("accumulators");
@@ -159,6 +226,7 @@ Suite *suite_accumulators(void)
     tcase_add_test(cases, spectrum_bins_and_overflow);
     tcase_add_test(cases, spectrum_bins_match_the_formula);
     tcase_add_test(cases, hitmap_counts_centres);
+    tcase_add_test(cases, frame_by_frame_equals_the_list);
     suite_add_tcase(suite, cases);
     return suite;
 }
