@@ -502,6 +502,54 @@ int ADMoenchSim::submitFrames(const Settings &settings, uint64_t framesWanted,
     return CC_OK;
 }
 
+/** Publishes one frame taken from the filler as the next NDArray, or
+  * counts it dropped when the pool had no array for it; called with the
+  * lock held. */
+void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame, const Settings &settings)
+{
+    const bool simulated = settings.source != ADMoenchSourceRawFile;
+    NDArray *pArray = frame.array;
+    uint64_t frameNumber = frame.tag;
+    int numImagesCounter, arrayCounter, arrayCallbacks;
+    getIntegerParam(ADNumImagesCounter, &numImagesCounter);
+    setIntegerParam(ADNumImagesCounter, numImagesCounter + 1);
+    setIntegerParam(MoenchFrameNumber,
+                    frameNumber > 0x7fffffffu ? 0x7fffffff : (int)frameNumber);
+    if (!pArray) {
+        /* The pool is full, typically because plugins fall behind: the
+         * frame is lost but the acquisition goes on. */
+        droppedFrames_++;
+        char dropMessage[96];
+        epicsSnprintf(dropMessage, sizeof(dropMessage),
+                      "NDArray pool exhausted: %lu frames dropped", droppedFrames_);
+        setStringParam(ADStatusMessage, dropMessage);
+        if (droppedFrames_ == 1 || droppedFrames_ % 1000 == 0)
+            asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
+                      driverName, "publishFrame", dropMessage);
+        return;
+    }
+    getIntegerParam(NDArrayCounter, &arrayCounter);
+    arrayCounter++;
+    setIntegerParam(NDArrayCounter, arrayCounter);
+    pArray->uniqueId = arrayCounter;
+    updateTimeStamps(pArray);
+    this->getAttributes(pArray->pAttributeList);
+    /* Let plugins tell the dark frames and the detector's frame number. */
+    epicsUInt64 frameNumberAttr = frameNumber;
+    epicsInt32 darkAttr = (simulated && frameNumber < settings.darkFrames) ? 1 : 0;
+    pArray->pAttributeList->add("MoenchFrameNumber", "Frame number of the detector or simulator",
+                                NDAttrUInt64, &frameNumberAttr);
+    pArray->pAttributeList->add("MoenchDarkFrame", "1 for a simulated dark frame (no photons)",
+                                NDAttrInt32, &darkAttr);
+    getIntegerParam(NDArrayCallbacks, &arrayCallbacks);
+    if (arrayCallbacks) {
+        asynPrint(pasynUserSelf, ASYN_TRACE_FLOW,
+                  "%s:%s: calling NDArray callback\n", driverName, "publishFrame");
+        doCallbacksGenericPointer(pArray, NDArrayData, 0);
+    }
+    pArray->release();
+}
+
 /** Runs one acquisition from start to completion, stop or error; called
   * with the lock held, which it releases while frames are made and while
   * it waits out the period. */
@@ -542,8 +590,8 @@ void ADMoenchSim::runAcquisition()
     const bool continuous = settings.imageMode == ADImageContinuous;
     const uint64_t framesToTake =
         settings.imageMode == ADImageSingle ? 1 : (uint64_t)settings.numImages;
-    const bool simulated = settings.source != ADMoenchSourceRawFile;
     uint64_t framesTaken = 0;      /* published, or dropped for want of an NDArray */
+    std::vector<MoenchFrameFiller::Frame> frames(filler_.capacity());
     uint64_t framesSubmitted = 0;  /* handed to the copying threads */
     bool sourceEnded = false;      /* the source failed or the replayed run ended */
     bool endOfRun = false;
@@ -560,7 +608,9 @@ void ADMoenchSim::runAcquisition()
 
         /* Make frames and take the next one copied without the lock:
          * this is the slow part. The threads copy frames in parallel;
-         * they are published here, one by one, in the order made. */
+         * they are published here in the order made, those copied
+         * already together under one lock, which the plugins' queue
+         * bookkeeping (NumQueuedArrays) competes for at every frame. */
         unlock();
         if (!sourceEnded) {
             rc = submitFrames(settings, continuous ? UINT64_MAX : framesToTake,
@@ -568,16 +618,16 @@ void ADMoenchSim::runAcquisition()
             sourceEnded = rc != CC_OK || endOfRun;
         }
         /* Frames made before the source ended are published first. */
-        const bool haveFrame = filler_.inFlight() > 0;
-        MoenchFrameFiller::Frame frame = {NULL, 0};
-        if (haveFrame) frame = filler_.take();
+        size_t taken = filler_.inFlight() > 0
+                           ? filler_.takeFilled(&frames[0], frames.size())
+                           : 0;
         lock();
 
-        if (!haveFrame && rc != CC_OK) {
+        if (taken == 0 && rc != CC_OK) {
             outcome = Failed;
             break;
         }
-        if (!haveFrame) {
+        if (taken == 0) {
             epicsSnprintf(endMessage, sizeof(endMessage),
                           "Replay complete: end of the run after %llu frames",
                           (unsigned long long)framesTaken);
@@ -587,61 +637,27 @@ void ADMoenchSim::runAcquisition()
             setStringParam(ADStatusMessage, rawNotice_.c_str());
             rawNotice_.clear();
         }
-
-        NDArray *pArray = frame.array;
-        uint64_t frameNumber = frame.tag;
-        framesTaken++;
-        int numImagesCounter, arrayCounter, arrayCallbacks;
-        getIntegerParam(ADNumImagesCounter, &numImagesCounter);
-        setIntegerParam(ADNumImagesCounter, numImagesCounter + 1);
-        setIntegerParam(MoenchFrameNumber,
-                        frameNumber > 0x7fffffffu ? 0x7fffffff : (int)frameNumber);
-
-        if (pArray) {
-            getIntegerParam(NDArrayCounter, &arrayCounter);
-            arrayCounter++;
-            setIntegerParam(NDArrayCounter, arrayCounter);
-            pArray->uniqueId = arrayCounter;
-            updateTimeStamps(pArray);
-            this->getAttributes(pArray->pAttributeList);
-            /* Let plugins tell the dark frames and the detector's frame number. */
-            epicsUInt64 frameNumberAttr = frameNumber;
-            epicsInt32 darkAttr = (simulated && frameNumber < settings.darkFrames) ? 1 : 0;
-            pArray->pAttributeList->add("MoenchFrameNumber", "Frame number of the detector or simulator",
-                                        NDAttrUInt64, &frameNumberAttr);
-            pArray->pAttributeList->add("MoenchDarkFrame", "1 for a simulated dark frame (no photons)",
-                                        NDAttrInt32, &darkAttr);
-            getIntegerParam(NDArrayCallbacks, &arrayCallbacks);
-            if (arrayCallbacks) {
-                asynPrint(pasynUserSelf, ASYN_TRACE_FLOW,
-                          "%s:%s: calling NDArray callback\n", driverName, "runAcquisition");
-                doCallbacksGenericPointer(pArray, NDArrayData, 0);
-            }
-            pArray->release();
-        } else {
-            /* The pool is full, typically because plugins fall behind: the
-             * frame is lost but the acquisition goes on. */
-            droppedFrames_++;
-            char dropMessage[96];
-            epicsSnprintf(dropMessage, sizeof(dropMessage),
-                          "NDArray pool exhausted: %lu frames dropped", droppedFrames_);
-            setStringParam(ADStatusMessage, dropMessage);
-            if (droppedFrames_ == 1 || droppedFrames_ % 1000 == 0)
-                asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
-                          driverName, "runAcquisition", dropMessage);
+        size_t published = 0;
+        while (published < taken && outcome == Completed) {
+            publishFrame(frames[published++], settings);
+            framesTaken++;
+            /* The schedule holds frame by frame, also within a group. */
+            if (!(!continuous && framesTaken >= framesToTake) &&
+                !waitForNextFrame(&due))
+                outcome = Stopped;
         }
+        /* Frames taken but not published (a stop) go back to the pool. */
+        for (; published < taken; published++)
+            if (frames[published].array) frames[published].array->release();
+
         epicsTimeStamp now;
         epicsTimeGetCurrent(&now);
         if (epicsTimeDiffInSeconds(&now, &lastParamCallbacks) >= paramCallbackSeconds) {
             callParamCallbacks();
             lastParamCallbacks = now;
         }
-
+        if (outcome != Completed) break;
         if (!continuous && framesTaken >= framesToTake) break;
-        if (!waitForNextFrame(&due)) {
-            outcome = Stopped;
-            break;
-        }
     }
 
     unlock();

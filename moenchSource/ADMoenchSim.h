@@ -95,6 +95,7 @@ private:
     void runAcquisition();
     bool stopRequested();
     bool waitForNextFrame(epicsTimeStamp *due);
+    void publishFrame(const MoenchFrameFiller::Frame &frame, const Settings &settings);
     void finishWithError(const char *message);
 
     /* Called without the lock: they touch only the thread's own objects. */

@@ -111,15 +111,20 @@ void MoenchFrameFiller::waitForSlotFilled(const Slot &slot)
     }
 }
 
-MoenchFrameFiller::Frame MoenchFrameFiller::take()
+size_t MoenchFrameFiller::takeFilled(Frame *frames, size_t most)
 {
+    size_t n = 0;
     epicsMutexMustLock(lock_);
-    Slot &slot = ring_[taken_ % ring_.size()];
-    waitForSlotFilled(slot);
-    Frame frame = {slot.array, slot.tag};
-    taken_++;
+    waitForSlotFilled(ring_[taken_ % ring_.size()]);
+    while (n < most && taken_ < submitted_ && ring_[taken_ % ring_.size()].filled) {
+        const Slot &slot = ring_[taken_ % ring_.size()];
+        frames[n].array = slot.array;
+        frames[n].tag = slot.tag;
+        n++;
+        taken_++;
+    }
     epicsMutexUnlock(lock_);
-    return frame;
+    return n;
 }
 
 void MoenchFrameFiller::waitFilled()

@@ -23,8 +23,8 @@
 #include "NDArray.h"
 
 /** A ring of frames being filled: submit() hands out frames in sequence,
-  * the workers allocate and fill them in any order, take() returns them in
-  * sequence. One thread (the owner) calls every method. */
+  * the workers allocate and fill them in any order, takeFilled() returns
+  * them in sequence. One thread (the owner) calls every method. */
 class MoenchFrameFiller {
 public:
     /** A frame taken back: its array (NULL when the pool had none to
@@ -47,13 +47,17 @@ public:
     /** Frames submitted and not yet taken. */
     size_t inFlight() const { return (size_t)(submitted_ - taken_); }
     bool full() const { return inFlight() == ring_.size(); }
+    /** Frames that can be in flight at once. */
+    size_t capacity() const { return ring_.size(); }
 
     /** Queues the copy of the frame at pixels, tagged with tag; the pixels
       * must stay until waitFilled() returns. Not to be called when full(). */
     void submit(const uint16_t *pixels, uint64_t tag);
-    /** Waits for the oldest frame in flight and returns it; the caller
-      * releases its array. Not to be called when nothing is in flight. */
-    Frame take();
+    /** Waits for the oldest frame in flight and returns it in frames[0],
+      * with the ones after it that are filled already, up to most; returns
+      * how many. The caller releases their arrays. Not to be called when
+      * nothing is in flight. */
+    size_t takeFilled(Frame *frames, size_t most);
     /** Waits until every frame submitted is copied, after which the pixels
       * they were copied from may change. */
     void waitFilled();
