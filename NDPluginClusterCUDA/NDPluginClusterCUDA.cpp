@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
+
 #include <epicsExport.h>
 #include <epicsThread.h>
 #include <iocsh.h>
@@ -16,6 +18,7 @@
 static const char *driverName = "NDPluginClusterCUDA";
 
 static void publisherTaskC(void *plugin);
+static void finderTaskC(void *plugin);
 static void outputTaskC(void *start);
 
 /* What an output thread starts with. */
@@ -41,10 +44,9 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                      asynInt32ArrayMask | asynFloat64ArrayMask |
                          asynGenericPointerMask,
                      ASYN_MULTIDEVICE, 1, priority, stackSize, 1),
-      finder_(NULL), spectrum_(NULL), hitmap_(NULL),
-      outputThreads_((unsigned)outputThreads), batchSlots_(2 * outputThreads_),
-      handedOver_(0),
-      published_(0), outputThreadsMissing_(false),
+      finder_(NULL), outputThreads_((unsigned)outputThreads),
+      batchSlots_(2 * outputThreads_ + 2), handedOver_(0), found_(0),
+      published_(0), threadsMissing_(false),
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
       spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), lastUniqueId_(-1),
@@ -129,9 +131,12 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     epicsTimeGetCurrent(&lastPublished_);
     memset(&lastTimeStamp_, 0, sizeof lastTimeStamp_);
     trainingNote_[0] = '\0';
+    for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
+        accumulators_[i].spectrum = NULL;
+        accumulators_[i].hitmap = NULL;
+    }
     for (unsigned b = 0; b < batchSlots_; b++) {
         batches_[b].trained = batches_[b].found = 0;
-        batches_[b].maxClusters = 0;
         if (cc_clusters_new(&batches_[b].clusters) != CC_OK)
             setStatus("out of memory for the cluster lists");
     }
@@ -141,9 +146,15 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                           publisherTaskC, this) == NULL)
         setStatus("could not start the publisher thread: spectra are "
                   "published with frames only");
-    /* Named after the port, so that a benchmark can find their CPU time. */
+    /* Named after the port, so that a benchmark can find their CPU time;
+     * as urgent as the processing thread, which feeds them. */
+    char name[64];
+    epicsSnprintf(name, sizeof name, "%s_Finder", portName);
+    if (epicsThreadCreate(name, epicsThreadPriorityMedium,
+                          epicsThreadGetStackSize(epicsThreadStackMedium),
+                          finderTaskC, this) == NULL)
+        threadsMissing_ = true;
     for (unsigned i = 0; i < outputThreads_; i++) {
-        char name[64];
         epicsSnprintf(name, sizeof name, "%s_Out%u", portName, i);
         OutputStart *start = new OutputStart; /* the thread's, for good */
         start->plugin = this;
@@ -152,7 +163,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                               epicsThreadGetStackSize(epicsThreadStackMedium),
                               outputTaskC, start) == NULL) {
             delete start;
-            outputThreadsMissing_ = true;
+            threadsMissing_ = true;
         }
     }
 }
@@ -162,10 +173,24 @@ static void publisherTaskC(void *plugin)
     static_cast<NDPluginClusterCUDA *>(plugin)->publisherTask();
 }
 
+static void finderTaskC(void *plugin)
+{
+    static_cast<NDPluginClusterCUDA *>(plugin)->finderTask();
+}
+
 static void outputTaskC(void *start)
 {
     OutputStart *output = static_cast<OutputStart *>(start);
     output->plugin->outputTask(output->index);
+}
+
+/* snprintf for messages to people, which may end cut short. */
+static void formatMessage(char *message, size_t size, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, size, format, args);
+    va_end(args);
 }
 
 static void releaseAll(std::vector<NDArray *> &arrays)
@@ -198,8 +223,10 @@ NDPluginClusterCUDA::~NDPluginClusterCUDA()
         cc_clusters_destroy(batches_[b].clusters);
     }
     cc_finder_destroy(finder_);
-    cc_spectrum_destroy(spectrum_);
-    cc_hitmap_destroy(hitmap_);
+    for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
+        cc_spectrum_destroy(accumulators_[i].spectrum);
+        cc_hitmap_destroy(accumulators_[i].hitmap);
+    }
     free(spectrumCounts_);
     free(spectrumCentres_);
     free(rms_);
@@ -264,58 +291,70 @@ int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
     return rc;
 }
 
-/* A spectrum as asked, and a hit map of the frame size (finder lock
- * held, port not; takes the accumulator lock). */
+/* A spectrum as asked and, for a new frame size, a hit map, for every
+ * output thread (finder lock held, port not; takes the accumulator locks). */
 int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
                                              int bins, double min, double max,
                                              char *message)
 {
-    cc_spectrum *spectrum;
-    int rc = bins > 0 ? cc_spectrum_new(&spectrum, (cc_energy)energy,
-                                        (uint32_t)bins, min, max)
-                      : CC_EINVAL;
+    const unsigned parts = outputThreads_;
+    bool newHitmaps = rows != rows_ || cols != cols_ ||
+                      accumulators_[0].hitmap == NULL;
+    cc_spectrum *spectra[MAX_OUTPUT_THREADS] = {NULL};
+    cc_hitmap *hitmaps[MAX_OUTPUT_THREADS] = {NULL};
+    double *counts = NULL, *centres = NULL, *rms = NULL;
+    int rc = bins > 0 ? CC_OK : CC_EINVAL;
+    for (unsigned i = 0; rc == CC_OK && i < parts; i++)
+        rc = cc_spectrum_new(&spectra[i], (cc_energy)energy, (uint32_t)bins,
+                             min, max);
     if (rc != CC_OK) {
         snprintf(message, CC_MESSAGE_SIZE,
                  "spectrum settings refused: %d bins on [%g, %g)", bins, min,
                  max);
-        return rc;
+    } else {
+        counts = (double *)calloc((size_t)bins, sizeof *counts);
+        centres = (double *)calloc((size_t)bins, sizeof *centres);
+        if (newHitmaps)
+            rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
+        rc = counts != NULL && centres != NULL && (rms != NULL || !newHitmaps)
+                 ? CC_OK
+                 : CC_ENOMEM;
+        for (unsigned i = 0; rc == CC_OK && newHitmaps && i < parts; i++)
+            rc = cc_hitmap_new(&hitmaps[i], (uint32_t)rows, (uint32_t)cols);
+        if (rc != CC_OK)
+            snprintf(message, CC_MESSAGE_SIZE,
+                     "out of memory for the spectrum and hit map");
     }
-    double *counts = (double *)calloc((size_t)bins, sizeof *counts);
-    double *centres = (double *)calloc((size_t)bins, sizeof *centres);
-    if (counts == NULL || centres == NULL) {
+    if (rc != CC_OK) {
+        for (unsigned i = 0; i < parts; i++) {
+            cc_spectrum_destroy(spectra[i]);
+            cc_hitmap_destroy(hitmaps[i]);
+        }
         free(counts);
         free(centres);
-        cc_spectrum_destroy(spectrum);
-        snprintf(message, CC_MESSAGE_SIZE, "out of memory for the spectrum");
-        return CC_ENOMEM;
+        free(rms);
+        return rc;
     }
     for (int i = 0; i < bins; i++)
-        centres[i] = 0.5 * (cc_spectrum_edge(spectrum, (uint32_t)i) +
-                            cc_spectrum_edge(spectrum, (uint32_t)i + 1));
-    accumulatorLock_.lock();
-    cc_spectrum_destroy(spectrum_);
+        centres[i] = 0.5 * (cc_spectrum_edge(spectra[0], (uint32_t)i) +
+                            cc_spectrum_edge(spectra[0], (uint32_t)i + 1));
     free(spectrumCounts_);
     free(spectrumCentres_);
-    spectrum_ = spectrum;
     spectrumCounts_ = counts;
     spectrumCentres_ = centres;
-    accumulatorLock_.unlock();
-    if (rows != rows_ || cols != cols_ || hitmap_ == NULL) {
-        cc_hitmap *hitmap;
-        double *rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
-        rc = rms != NULL ? cc_hitmap_new(&hitmap, (uint32_t)rows, (uint32_t)cols)
-                         : CC_ENOMEM;
-        if (rc != CC_OK) {
-            free(rms);
-            snprintf(message, CC_MESSAGE_SIZE, "out of memory for the hit map");
-            return rc;
-        }
-        accumulatorLock_.lock();
-        cc_hitmap_destroy(hitmap_);
-        hitmap_ = hitmap;
-        accumulatorLock_.unlock();
+    if (newHitmaps) {
         free(rms_);
         rms_ = rms;
+    }
+    for (unsigned i = 0; i < parts; i++) {
+        Accumulator &part = accumulators_[i];
+        part.lock.lock();
+        std::swap(part.spectrum, spectra[i]);
+        if (newHitmaps)
+            std::swap(part.hitmap, hitmaps[i]);
+        part.lock.unlock();
+        cc_spectrum_destroy(spectra[i]);
+        cc_hitmap_destroy(hitmaps[i]);
     }
     return CC_OK;
 }
@@ -357,11 +396,8 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     getIntegerParam(NDPluginDriverQueueSize, &queueSize);
     getIntegerParam(NDPluginDriverQueueFree, &queueFree);
     getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
-    if (held_.capacity() < (size_t)maxBatch) {
+    if (held_.capacity() < (size_t)maxBatch)
         held_.reserve((size_t)maxBatch);
-        heldFrames_.reserve((size_t)maxBatch);
-        heldNumbers_.reserve((size_t)maxBatch);
-    }
     pArray->reserve();
     held_.push_back(pArray);
     lastUniqueId_ = pArray->uniqueId;
@@ -374,9 +410,11 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     processHeld();
 }
 
-/* Trains on, or finds the clusters of, the held arrays in one core call
- * (port locked; it is unlocked while the core works) and hands them to
- * the output thread (or, with blocking callbacks, publishes them). */
+/* Hands the held arrays, with what the PVs ask now, to the finder thread
+ * as one batch (port locked; it is unlocked while a batch slot is waited
+ * for). Without the finder and output threads (blocking callbacks, or
+ * they could not start) every batch out is published first, and this
+ * one is worked and published here. */
 void NDPluginClusterCUDA::processHeld()
 {
     const size_t n = held_.size();
@@ -389,113 +427,151 @@ void NDPluginClusterCUDA::processHeld()
     setIntegerParam(NDArrayCounter, counter + (int)n - 1);
     NDPluginDriver::beginProcessCallbacks(held_.back());
     getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
+    Job job;
     int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
-    bool newFrameSize = rows != rows_ || cols != cols_;
-    cc_config config = wantedConfig(rows, cols);
-    int maxClusters, energy, bins;
-    double min, max;
-    getIntegerParam(ClusterMaxClusters, &maxClusters);
-    getIntegerParam(ClusterSpectrumEnergy, &energy);
-    getIntegerParam(ClusterSpectrumBins, &bins);
-    getDoubleParam(ClusterSpectrumMin, &min);
-    getDoubleParam(ClusterSpectrumMax, &max);
-    bool reconfigure = settingsChanged_ || newFrameSize || finder_ == NULL;
-    bool newSpectrum = spectrumChanged_ || newFrameSize;
+    job.config = wantedConfig(rows, cols);
+    getIntegerParam(ClusterMaxClusters, &job.maxClusters);
+    getIntegerParam(ClusterSpectrumEnergy, &job.energy);
+    getIntegerParam(ClusterSpectrumBins, &job.bins);
+    getDoubleParam(ClusterSpectrumMin, &job.min);
+    getDoubleParam(ClusterSpectrumMax, &job.max);
+    job.settingsChanged = settingsChanged_;
+    job.spectrumChanged = spectrumChanged_;
     settingsChanged_ = spectrumChanged_ = false;
     /* A LoadPedestal asked for before the frame size was known (as after
      * an IOC restart) is done now, before these frames. */
-    char loadPath[512] = "";
-    bool load = pendingLoad_;
+    job.load = pendingLoad_;
     pendingLoad_ = false;
-    if (load)
-        getStringParam(ClusterPedestalFile, sizeof loadPath, loadPath);
+    job.loadPath[0] = '\0';
+    if (job.load)
+        getStringParam(ClusterPedestalFile, sizeof job.loadPath, job.loadPath);
 
-    /* The core's work, with the port unlocked; messages for the user are
-     * kept until it is locked again. Without the output thread (blocking
-     * callbacks, or it could not start) every batch out is published
-     * before this one, which is then published here. */
-    bool publishHere = blocking || outputThreadsMissing_;
+    bool publishHere = blocking || threadsMissing_;
     this->unlock();
     Batch &batch = emptyBatch(publishHere);
+    batch.job = job;
+    batch.arrays.swap(held_); /* held_ is this thread's alone */
+    if (publishHere) {
+        runFinder(batch);
+        prepareBatch(batch, accumulators_[0]);
+        this->lock();
+        publishBatch(batch);
+    } else {
+        handOver();
+        this->lock();
+    }
+    callParamCallbacks();
+}
+
+/* Trains on, or finds the clusters of, a batch's arrays in one core call,
+ * after any reconfiguration its job asks for (finder thread, or the
+ * processing thread without one; port unlocked). What the user is to be
+ * told waits in the batch for reportBatch. */
+void NDPluginClusterCUDA::runFinder(Batch &batch)
+{
+    const Job &job = batch.job;
+    const size_t n = batch.arrays.size();
+    int rows = (int)job.config.rows, cols = (int)job.config.cols;
     finderLock_.lock();
-    char message[CC_MESSAGE_SIZE] = "";
+    batch.message[0] = '\0';
+    batch.backend.clear();
+    batch.newFrameSize = rows != rows_ || cols != cols_;
+    batch.reconfigured = job.settingsChanged || batch.newFrameSize ||
+                         finder_ == NULL;
     int rc = CC_OK;
-    if (reconfigure)
-        rc = applyConfig(config, newFrameSize && finder_ != NULL, message);
-    if (rc == CC_OK && newSpectrum)
-        rc = prepareAccumulators(rows, cols, energy, bins, min, max, message);
+    if (batch.reconfigured)
+        rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
+                         batch.message);
+    if (rc == CC_OK && (job.spectrumChanged || batch.newFrameSize))
+        rc = prepareAccumulators(rows, cols, job.energy, job.bins, job.min,
+                                 job.max, batch.message);
     if (rc == CC_OK) {
         rows_ = rows;
         cols_ = cols;
     }
-    if (rc == CC_OK && load) {
-        rc = cc_finder_load_pedestal(finder_, loadPath);
-        snprintf(message, sizeof message, "%s%s",
-                 rc == CC_OK ? "pedestal loaded from " : "",
-                 rc == CC_OK ? loadPath : cc_finder_last_error(finder_));
+    if (rc == CC_OK && job.load) {
+        rc = cc_finder_load_pedestal(finder_, job.loadPath);
+        formatMessage(batch.message, sizeof batch.message, "%s%s",
+                      rc == CC_OK ? "pedestal loaded from " : "",
+                      rc == CC_OK ? job.loadPath
+                                  : cc_finder_last_error(finder_));
     }
-    cc_finder_stats stats;
-    size_t trained = 0;  /* held arrays that went into the pedestal */
-    size_t found = 0;    /* held arrays, after those, turned into clusters */
-    double finderTime = -1; /* ms in the core per array; < 0: not called */
+    if (batch.reconfigured && finder_ != NULL)
+        batch.backend = cc_finder_backend_description(finder_);
+    batch.trained = 0;
+    batch.found = 0;
+    batch.finderTime = -1;
     if (rc == CC_OK) {
         epicsTimeStamp start, end;
         epicsTimeGetCurrent(&start);
-        cc_finder_get_stats(finder_, &stats);
+        cc_finder_get_stats(finder_, &batch.stats);
         /* Dark frames first while training; once the pedestal is ready
          * the rest go to the finder together. */
-        while (rc == CC_OK && trained < n &&
-               stats.state == CC_PEDESTAL_TRAINING) {
-            rc = cc_finder_train(finder_,
-                                 (const uint16_t *)held_[trained]->pData, 1);
+        while (rc == CC_OK && batch.trained < n &&
+               batch.stats.state == CC_PEDESTAL_TRAINING) {
+            rc = cc_finder_train(
+                finder_, (const uint16_t *)batch.arrays[batch.trained]->pData,
+                1);
             if (rc == CC_OK)
-                trained++;
-            cc_finder_get_stats(finder_, &stats);
+                batch.trained++;
+            cc_finder_get_stats(finder_, &batch.stats);
         }
-        heldFrames_.clear();
-        heldNumbers_.clear();
-        for (size_t k = trained; rc == CC_OK && k < n; k++) {
-            heldFrames_.push_back((const uint16_t *)held_[k]->pData);
-            heldNumbers_.push_back((uint64_t)held_[k]->uniqueId);
+        /* The pointer and number lists are the finder thread's (or,
+         * without it, the processing thread's). */
+        finderFrames_.clear();
+        finderNumbers_.clear();
+        for (size_t k = batch.trained; rc == CC_OK && k < n; k++) {
+            finderFrames_.push_back((const uint16_t *)batch.arrays[k]->pData);
+            finderNumbers_.push_back((uint64_t)batch.arrays[k]->uniqueId);
         }
-        if (!heldFrames_.empty()) {
-            rc = cc_finder_process_list(finder_, heldFrames_.data(),
-                                        heldNumbers_.data(),
-                                        heldFrames_.size(), batch.clusters);
+        if (!finderFrames_.empty()) {
+            rc = cc_finder_process_list(finder_, finderFrames_.data(),
+                                        finderNumbers_.data(),
+                                        finderFrames_.size(), batch.clusters);
             if (rc == CC_OK)
-                found = heldFrames_.size();
+                batch.found = finderFrames_.size();
         }
         epicsTimeGetCurrent(&end);
-        finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
+        batch.finderTime =
+            epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
         if (rc != CC_OK)
-            snprintf(message, sizeof message, "%s",
+            snprintf(batch.message, sizeof batch.message, "%s",
                      cc_finder_last_error(finder_));
-        cc_finder_get_stats(finder_, &stats);
+        cc_finder_get_stats(finder_, &batch.stats);
     }
     finderLock_.unlock();
-    this->lock();
-
-    if (rc != CC_OK && n > 1 && trained + found < n)
+    batch.rc = rc;
+    if (rc != CC_OK && n > 1 && batch.trained + batch.found < n) {
         /* Say how many arrays the failure cost, not only why. */
-        snprintf(message + strlen(message), sizeof message - strlen(message),
-                 " (%zu of %zu arrays not processed)", n - trained - found, n);
-    if (message[0] != '\0')
-        setStatus("%s", message);
-    if (finderTime >= 0)
-        setDoubleParam(ClusterFinderTime, finderTime);
-    setIntegerParam(ClusterLastBatch, (int)n);
-    if (reconfigure && newFrameSize && rc == CC_OK && message[0] != '\0')
-        snprintf(trainingNote_, sizeof trainingNote_, " (%s)", message);
-    if (reconfigure && finder_ != NULL)
-        setStringParam(ClusterBackendInUse,
-                       cc_finder_backend_description(finder_));
-    if (trained + found > 0) {
-        setIntegerParam(ClusterPedestalState, stats.state);
-        setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
-        setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
-        setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
+        size_t used = strlen(batch.message);
+        snprintf(batch.message + used, sizeof batch.message - used,
+                 " (%zu of %zu arrays not processed)",
+                 n - batch.trained - batch.found, n);
     }
-    if (rc == CC_OK && found == 0 && message[0] == '\0') {
+}
+
+/* Tells the user what the finder made of a batch (port locked). */
+void NDPluginClusterCUDA::reportBatch(const Batch &batch)
+{
+    const cc_finder_stats &stats = batch.stats;
+    if (batch.message[0] != '\0')
+        setStatus("%s", batch.message);
+    if (batch.finderTime >= 0)
+        setDoubleParam(ClusterFinderTime, batch.finderTime);
+    setIntegerParam(ClusterLastBatch, (int)batch.arrays.size());
+    if (batch.reconfigured && batch.newFrameSize && batch.rc == CC_OK &&
+        batch.message[0] != '\0')
+        formatMessage(trainingNote_, sizeof trainingNote_, " (%s)",
+                      batch.message);
+    if (batch.reconfigured && !batch.backend.empty())
+        setStringParam(ClusterBackendInUse, batch.backend.c_str());
+    if (batch.trained + batch.found == 0)
+        return;
+    setIntegerParam(ClusterPedestalState, stats.state);
+    setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
+    setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
+    setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
+    if (batch.rc == CC_OK && batch.found == 0 && batch.message[0] == '\0') {
         if (stats.state == CC_PEDESTAL_READY) {
             setStatus("pedestal ready after %u dark frames",
                       stats.pedestal_window);
@@ -506,19 +582,6 @@ void NDPluginClusterCUDA::processHeld()
                       trainingNote_);
         }
     }
-    batch.arrays.swap(held_);
-    batch.trained = trained;
-    batch.found = found;
-    batch.maxClusters = maxClusters;
-    if (publishHere) {
-        this->unlock();
-        prepareBatch(batch);
-        this->lock();
-        publishBatch(batch);
-    } else {
-        handOver();
-    }
-    callParamCallbacks();
 }
 
 /* Waits on event until ready(), which is tested with batchLock_ held. */
@@ -545,23 +608,34 @@ NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
     return batches_[handedOver_ % batchSlots_];
 }
 
-/* Gives the batch emptyBatch() returned to its output thread. */
+/* Gives the batch emptyBatch() returned to the finder thread. */
 void NDPluginClusterCUDA::handOver()
 {
     batchLock_.lock();
-    unsigned thread = (unsigned)(handedOver_ % outputThreads_);
     handedOver_++;
     batchLock_.unlock();
-    batchHandedOver_[thread].signal();
+    batchHandedOver_.signal();
+}
+
+void NDPluginClusterCUDA::finderTask()
+{
+    for (uint64_t number = 0;; number++) {
+        Batch &batch = batches_[number % batchSlots_];
+        awaitBatches(batchHandedOver_, [&] { return handedOver_ > number; });
+        runFinder(batch);
+        batchLock_.lock();
+        found_++;
+        batchLock_.unlock();
+        batchFound_[number % outputThreads_].signal();
+    }
 }
 
 void NDPluginClusterCUDA::outputTask(unsigned index)
 {
     for (uint64_t number = index;; number += outputThreads_) {
         Batch &batch = batches_[number % batchSlots_];
-        awaitBatches(batchHandedOver_[index],
-                     [&] { return handedOver_ > number; });
-        prepareBatch(batch);
+        awaitBatches(batchFound_[index], [&] { return found_ > number; });
+        prepareBatch(batch, accumulators_[index]);
         /* Arrays leave in order: after the batch before. */
         awaitBatches(publishTurn_[index],
                      [&] { return published_ == number; });
@@ -577,30 +651,31 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
     }
 }
 
-/* Adds a batch's clusters to the spectrum and hit map (their counts do
- * not depend on the order batches come in) and fills its cluster arrays,
- * port unlocked. */
-void NDPluginClusterCUDA::prepareBatch(Batch &batch)
+/* Fills a batch's cluster arrays and adds its clusters to one part of
+ * the spectrum and hit map (their counts do not depend on the order
+ * batches come in), port unlocked. Frame by frame: a frame's clusters
+ * are read from memory once, and are in cache for the spectrum and hit
+ * map. */
+void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
 {
     batch.outputs.clear();
-    if (batch.found == 0)
-        return;
-    accumulatorLock_.lock();
-    cc_spectrum_add(spectrum_, batch.clusters);
-    cc_hitmap_add(hitmap_, batch.clusters);
-    accumulatorLock_.unlock();
     for (size_t i = 0; i < batch.found; i++) {
         cc_frame_clusters frame;
         cc_clusters_frame(batch.clusters, i, &frame);
         batch.outputs.push_back(clusterArray(batch.arrays[batch.trained + i],
-                                             frame, batch.maxClusters));
+                                             frame, batch.job.maxClusters));
+        accumulator.lock.lock();
+        cc_spectrum_add_frame(accumulator.spectrum, &frame);
+        cc_hitmap_add_frame(accumulator.hitmap, &frame);
+        accumulator.lock.unlock();
     }
 }
 
-/* Publishes a prepared batch's cluster arrays and releases its inputs
- * (port locked). */
+/* Reports and publishes a prepared batch's cluster arrays and releases
+ * its inputs (port locked). */
 void NDPluginClusterCUDA::publishBatch(Batch &batch)
 {
+    reportBatch(batch);
     if (batch.found > 0) {
         cc_frame_clusters last;
         cc_clusters_frame(batch.clusters, batch.found - 1, &last);
@@ -632,10 +707,16 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
         return NULL;
     epicsInt32 *row = (epicsInt32 *)pOut->pData;
     size_t rows = frame.count < dims[1] ? frame.count : dims[1];
+    /* A plain loop: a call to memcpy for each short row costs more than
+     * the copy. (Stores that bypass the cache were slower on the H200's
+     * host: docs/benchmarks.md.) */
+    const int32_t *values = frame.values;
     for (size_t i = 0; i < rows; i++) {
         row[0] = frame.x[i];
         row[1] = frame.y[i];
-        memcpy(row + 2, frame.values + i * cells, cells * sizeof *row);
+        for (size_t c = 0; c < cells; c++)
+            row[2 + c] = values[c];
+        values += cells;
         row += dims[0];
     }
     /* Only the padding is cleared: the array is written once. */
@@ -654,7 +735,8 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
 }
 
 /* Spectrum, hit map and noise mean, at most once per SpectrumPeriod
- * (port locked; takes the finder and the accumulator lock). */
+ * (port locked; takes the finder and the accumulator locks). The output
+ * threads' parts are summed. */
 void NDPluginClusterCUDA::publishSlow(bool force)
 {
     double period;
@@ -664,34 +746,43 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     if (!force && epicsTimeDiffInSeconds(&now, &lastPublished_) < period)
         return;
     finderLock_.lock();
-    accumulatorLock_.lock();
-    if (spectrum_ == NULL || hitmap_ == NULL) {
-        accumulatorLock_.unlock();
+    if (accumulators_[0].spectrum == NULL || accumulators_[0].hitmap == NULL) {
         finderLock_.unlock();
         return;
     }
     lastPublished_ = now;
     unpublished_ = false;
-    uint32_t bins = cc_spectrum_bins(spectrum_);
-    const uint64_t *counts = cc_spectrum_counts(spectrum_);
-    for (uint32_t i = 0; i < bins; i++)
-        spectrumCounts_[i] = (double)counts[i];
+    size_t pixels = (size_t)rows_ * cols_;
+    size_t dims[2] = {(size_t)cols_, (size_t)rows_};
+    NDArray *pHits = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
+    uint32_t *hits = pHits != NULL ? (uint32_t *)pHits->pData : NULL;
+    uint32_t bins = cc_spectrum_bins(accumulators_[0].spectrum);
+    for (unsigned part = 0; part < outputThreads_; part++) {
+        Accumulator &accumulator = accumulators_[part];
+        accumulator.lock.lock();
+        const uint64_t *counts = cc_spectrum_counts(accumulator.spectrum);
+        for (uint32_t i = 0; i < bins; i++)
+            spectrumCounts_[i] = (part > 0 ? spectrumCounts_[i] : 0) +
+                                 (double)counts[i];
+        const uint32_t *partHits = cc_hitmap_counts(accumulator.hitmap);
+        for (size_t p = 0; hits != NULL && p < pixels; p++) {
+            uint32_t sum = part > 0 ? hits[p] : 0;
+            /* Saturates, as each part does. */
+            hits[p] = partHits[p] > UINT32_MAX - sum ? UINT32_MAX
+                                                     : sum + partHits[p];
+        }
+        accumulator.lock.unlock();
+    }
     double noise = 0;
     bool haveNoise = finder_ != NULL &&
                      cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK;
-    for (int p = 0; haveNoise && p < rows_ * cols_; p++)
+    for (size_t p = 0; haveNoise && p < pixels; p++)
         noise += rms_[p];
-    noise /= (double)rows_ * cols_;
-    size_t dims[2] = {(size_t)cols_, (size_t)rows_};
-    NDArray *pHits = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
-    if (pHits != NULL)
-        memcpy(pHits->pData, cc_hitmap_counts(hitmap_),
-               (size_t)rows_ * cols_ * sizeof(uint32_t));
-    finderLock_.unlock();
-    /* The waveforms' arrays are replaced under the accumulator lock. */
+    noise /= (double)pixels;
+    /* The waveforms' arrays are replaced under the finder lock. */
     doCallbacksFloat64Array(spectrumCounts_, bins, ClusterSpectrum, 0);
     doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
-    accumulatorLock_.unlock();
+    finderLock_.unlock();
     if (haveNoise)
         setDoubleParam(ClusterNoiseMean, noise);
     if (pHits != NULL) {
@@ -750,12 +841,15 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         value = 0; /* a command, not a state */
     } else if (function == ClusterSpectrumReset ||
                function == ClusterHitMapReset) {
-        accumulatorLock_.lock();
-        if (function == ClusterSpectrumReset && spectrum_ != NULL)
-            cc_spectrum_reset(spectrum_);
-        if (function == ClusterHitMapReset && hitmap_ != NULL)
-            cc_hitmap_reset(hitmap_);
-        accumulatorLock_.unlock();
+        for (unsigned part = 0; part < outputThreads_; part++) {
+            Accumulator &accumulator = accumulators_[part];
+            accumulator.lock.lock();
+            if (function == ClusterSpectrumReset)
+                cc_spectrum_reset(accumulator.spectrum);
+            else
+                cc_hitmap_reset(accumulator.hitmap);
+            accumulator.lock.unlock();
+        }
         value = 0;
     } else if (function == ClusterSpectrumEnergy ||
                function == ClusterSpectrumBins) {
@@ -833,9 +927,9 @@ extern "C" int NDClusterCUDAConfigure(const char *portName, int queueSize,
     int outputThreads = maxThreads < 1 ? 1 : maxThreads;
     if (outputThreads > NDPluginClusterCUDA::MAX_OUTPUT_THREADS)
         outputThreads = NDPluginClusterCUDA::MAX_OUTPUT_THREADS;
-    printf("%s: %s: one thread finds the clusters, in order (the pedestal "
-           "is one ordered sequence); %d output thread%s publish%s them "
-           "(maxThreads %d)\n",
+    printf("%s: %s: one thread gathers the arrays, one finds their "
+           "clusters, in order (the pedestal is one ordered sequence); %d "
+           "output thread%s publish%s them (maxThreads %d)\n",
            driverName, portName, outputThreads, outputThreads > 1 ? "s" : "",
            outputThreads > 1 ? "" : "es", maxThreads);
     NDPluginClusterCUDA *pPlugin = new NDPluginClusterCUDA(
@@ -862,8 +956,9 @@ static const iocshFuncDef initFuncDef = {
     "NDClusterCUDAConfigure", 10, initArgs,
 #ifdef IOCSHFUNCDEF_HAS_USAGE
     "Creates an NDPluginClusterCUDA plugin: photon clusters from MÖNCH "
-    "frames on address 0, the hit map on address 1. One thread finds the "
-    "clusters in order; maxThreads (1 to 8) output threads publish them.\n"
+    "frames on address 0, the hit map on address 1. One thread gathers the "
+    "arrays, one finds their clusters in order; maxThreads (1 to 8) output "
+    "threads publish them.\n"
 #endif
 };
 static void initCallFunc(const iocshArgBuf *args)

@@ -8,20 +8,20 @@
  * uniqueId and timestamps; address 1 publishes the hit map as an NDUInt32
  * image at the spectrum's rate.
  *
- * The plugin runs one processing thread whatever maxThreads asks: the
- * pedestal is one ordered sequence, frame k after frame k-1. While more
- * arrays wait in its queue it holds each array it is given, up to
- * MaxBatch, and hands them to the core in one call: a backlog is worked
- * off in batches, and a lone array is processed at once. Output threads
- * (maxThreads of them) take the batches in turn while the next ones are
- * in the core: each adds
- * its batch to the spectrum and hit map and fills the cluster arrays,
- * then publishes them when the batch before is out, so arrays leave in
- * order.
+ * The plugin's processing thread only gathers arrays: while more wait in
+ * its queue it holds each array it is given, up to MaxBatch, and hands
+ * them over as one batch; a lone array is handed over at once. A finder
+ * thread makes one core call per batch, in order: the pedestal is one
+ * ordered sequence, frame k after frame k-1. Output threads (maxThreads
+ * of them) take the batches in turn: each adds its batch to its own part
+ * of the spectrum and hit map, fills the cluster arrays, then publishes
+ * them when the batch before is out, so arrays leave in order. Each of
+ * these stages runs on its own CPU at full rate.
  */
 #ifndef NDPLUGINCLUSTERCUDA_H
 #define NDPLUGINCLUSTERCUDA_H
 
+#include <string>
 #include <vector>
 
 #include <epicsEvent.h>
@@ -80,8 +80,10 @@ public:
     /* The publisher thread's loop: spectrum, hit map and noise every
      * SpectrumPeriod while anything changed, also after frames stop. */
     void publisherTask();
+    /* The finder thread's loop: every batch handed over, in order. */
+    void finderTask();
     /* Output thread `index`'s loop: batches index, index +
-     * outputThreads_, ... of those the processing thread hands over. */
+     * outputThreads_, ... once the finder is done with them. */
     void outputTask(unsigned index);
     asynStatus writeInt32(asynUser *pasynUser, epicsInt32 value);
     asynStatus writeFloat64(asynUser *pasynUser, epicsFloat64 value);
@@ -128,14 +130,41 @@ private:
     int applyConfig(const cc_config &config, bool newFrameSize, char *message);
     int prepareAccumulators(int rows, int cols, int energy, int bins,
                             double min, double max, char *message);
-    /* One core call's arrays and clusters, on their way out. */
+    /* What the processing thread asks of the finder for one batch, from
+     * the PVs when the batch was made. */
+    struct Job {
+        cc_config config;
+        bool settingsChanged;  /* a finder setting changed */
+        bool spectrumChanged;  /* spectrum bins or range changed */
+        int energy, bins;
+        double min, max;
+        int maxClusters;       /* rows of the cluster arrays */
+        bool load;             /* load the pedestal from loadPath first */
+        char loadPath[512];
+    };
+    /* One core call's arrays and clusters, from the processing thread
+     * through the finder thread and an output thread. */
     struct Batch {
         std::vector<NDArray *> arrays;  /* the inputs (reserved), in order */
-        size_t trained;                 /* the first ones trained the pedestal */
+        Job job;
+        /* What the finder thread made of it: */
+        int rc;
+        char message[CC_MESSAGE_SIZE];  /* for StatusMessage, or empty */
+        bool reconfigured, newFrameSize;
+        std::string backend;            /* what runs, when reconfigured */
+        cc_finder_stats stats;
+        size_t trained;                 /* the first arrays trained the pedestal */
         size_t found;                   /* the next ones have clusters */
-        int maxClusters;                /* rows of their cluster arrays */
+        double finderTime;              /* ms in the core per array; < 0: none */
         cc_clusters *clusters;          /* of arrays[trained .. trained + found) */
         std::vector<NDArray *> outputs; /* their cluster arrays */
+    };
+    /* One output thread's part of the spectrum and hit map: their sum is
+     * what is published, so output threads never wait for each other. */
+    struct Accumulator {
+        epicsMutex lock;  /* taken after the port and the finder lock */
+        cc_spectrum *spectrum;
+        cc_hitmap *hitmap;
     };
     void refuse(NDArray *pArray, const char *why);
     void processHeld();
@@ -143,7 +172,9 @@ private:
     void awaitBatches(epicsEvent &event, Ready ready);
     Batch &emptyBatch(bool all);
     void handOver();
-    void prepareBatch(Batch &batch);
+    void runFinder(Batch &batch);
+    void prepareBatch(Batch &batch, Accumulator &accumulator);
+    void reportBatch(const Batch &batch);
     void publishBatch(Batch &batch);
     void publishSlow(bool force);
     NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
@@ -151,37 +182,38 @@ private:
     void pedestalCommand(int function);
     void setStatus(const char *format, ...);
 
-    /* Serialises the finder between the processing thread (which works on
-     * it with the port unlocked) and pedestal commands from clients. */
+    /* Serialises the finder between the finder thread and pedestal
+     * commands from clients; also guards the frame size, the spectrum's
+     * waveform copies and the noise scratch. */
     epicsMutex finderLock_;
     cc_finder *finder_;
-    /* The spectrum and hit map (and the spectrum's copies for its
-     * waveforms), which the output thread adds to with the port unlocked.
-     * Taken after the port and the finder lock, never before. */
-    epicsMutex accumulatorLock_;
-    cc_spectrum *spectrum_;
-    cc_hitmap *hitmap_;
-    /* Batch number k lives in batches_[k % batchSlots_] from its
-     * hand-over until it is published: two for each output thread. */
+    /* One part of the spectrum and hit map per output thread. */
+    Accumulator accumulators_[MAX_OUTPUT_THREADS];
+    /* Batch number k lives in batches_[k % batchSlots_] from the moment
+     * the processing thread fills it until it is published: two for each
+     * output thread and two for the finder thread. */
     unsigned outputThreads_, batchSlots_;
-    Batch batches_[2 * MAX_OUTPUT_THREADS];
-    epicsMutex batchLock_;       /* handedOver_ and published_ */
-    uint64_t handedOver_;        /* batches handed over so far */
-    uint64_t published_;         /* of those, published so far */
+    Batch batches_[2 * MAX_OUTPUT_THREADS + 2];
+    epicsMutex batchLock_;       /* handedOver_, found_ and published_ */
+    uint64_t handedOver_;        /* batches handed to the finder so far */
+    uint64_t found_;             /* of those, through the finder */
+    uint64_t published_;         /* of those, published */
     epicsEvent batchEmptied_;    /* wakes the processing thread */
-    epicsEvent batchHandedOver_[MAX_OUTPUT_THREADS]; /* wakes output thread i */
-    epicsEvent publishTurn_[MAX_OUTPUT_THREADS];     /* its turn to publish */
-    bool outputThreadsMissing_;  /* some did not start: batches go out inline */
+    epicsEvent batchHandedOver_; /* wakes the finder thread */
+    epicsEvent batchFound_[MAX_OUTPUT_THREADS];  /* wakes output thread i */
+    epicsEvent publishTurn_[MAX_OUTPUT_THREADS]; /* its turn to publish */
+    bool threadsMissing_;      /* some did not start: batches go inline */
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
-    bool settingsChanged_;     /* a setting changed since the last frame */
+    bool settingsChanged_;     /* a setting changed since the last batch */
     bool spectrumChanged_;     /* spectrum bins or range changed */
-    double *spectrumCounts_, *spectrumCentres_; /* accumulator lock */
+    double *spectrumCounts_, *spectrumCentres_; /* finder lock */
     double *rms_;              /* scratch for the pedestal's noise map */
-    /* Arrays taken from the queue and not yet processed (reserved), with
-     * their pixels and numbers for the core: the processing thread's own. */
+    /* Arrays taken from the queue and not yet handed over (reserved):
+     * the processing thread's own. */
     std::vector<NDArray *> held_;
-    std::vector<const uint16_t *> heldFrames_;
-    std::vector<uint64_t> heldNumbers_;
+    /* A batch's pixels and numbers for the core: the finder thread's. */
+    std::vector<const uint16_t *> finderFrames_;
+    std::vector<uint64_t> finderNumbers_;
     int lastUniqueId_;         /* of the last array taken for the finder */
     epicsTimeStamp lastTimeStamp_;
     epicsTimeStamp lastPublished_;

@@ -55,13 +55,16 @@ done
 "$caput" -c -w 5 "${C}ClusterSizeX" 4 >/dev/null 2>&1 || true
 [ "$(get "${C}ClusterSizeX_RBV")" = 5 ] || fail "an even cluster size was taken"
 echo "ok: setpoints read back, an even cluster size is refused"
-# The pedestal needs frames in order: one processing thread, whatever
-# maxThreads says; maxThreads (3 here) output threads publish.
+# The pedestal needs frames in order: one processing thread and one
+# finder thread, whatever maxThreads says; maxThreads (3 here) output
+# threads publish.
 [ "$(get "${C}MaxThreads_RBV")" = 1 ] && [ "$(get "${C}NumThreads_RBV")" = 1 ] ||
     fail "the plugin runs $(get "${C}NumThreads_RBV") threads"
 grep -q "3 output threads publish them (maxThreads 3)" "$work/ioc1.log" ||
     fail "no note of the output threads"
-echo "ok: one processing thread and, as maxThreads asked, 3 output threads"
+stages=$(cat /proc/"$pid"/task/*/comm | grep -c '^CLUSTER1_\(Finder\|Out[0-9]\)$')
+[ "$stages" = 4 ] || fail "$stages finder and output threads, not 1 + 3"
+echo "ok: one processing thread, one finder thread and, as maxThreads asked, 3 output threads"
 for setting in NSigma:5 ClusterSizeX:3 ClusterSizeY:3 MaxClusters:5000 \
     NumStreams:2 SpectrumBins:400 PedestalFrames:100; do
     put "${C}${setting%%:*}" "${setting#*:}"
