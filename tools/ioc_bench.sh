@@ -9,9 +9,9 @@
 #   plugin and of the HDF5 writer, the plugin's queue (least free / size),
 #   LastBatch_RBV and FinderTime_RBV (means of samples every 0.5 s: arrays
 #   per core call, core time per array), the CPU time per frame of the
-#   source's thread, of the plugin's thread (which includes the core's
-#   calls) and of its output threads together (spectrum, hit map,
-#   cluster arrays):
+#   source's thread, of the plugin's thread (which gathers the arrays),
+#   of its finder thread (the core's calls) and of its output threads
+#   together (spectrum, hit map, cluster arrays):
 #   a thread whose time per frame nears the frame period is the bound;
 #   the IOC's CPU
 #   (utime + stime from /proc, in cores) and everything else's on the
@@ -38,6 +38,8 @@ usage: ioc_bench.sh [options]
   --queue N                 the plugin's QueueSize (default 2000, st.cmd's)
   --output-threads N        the plugin's output threads, its maxThreads
                             (st.cmd's CLUSTER_OUTPUT_THREADS, default 2)
+  --source-threads N        MoenchSourceThreads, the source's copying
+                            threads (default: the IOC's, min(4, CPUs))
   --pedestal N              PedestalFrames (default 1000)
   --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
   --files DIR               where HDF5 files are written (default a
@@ -50,7 +52,7 @@ EOF
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
-max_batch=64 queue=2000 files=""
+max_batch=64 queue=2000 files="" source_threads=""
 while [ $# -gt 0 ]; do
     case $1 in
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
     --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
     --max-batch) max_batch=$2 ;; --queue) queue=$2 ;;
+    --source-threads) source_threads=$2 ;;
     --output-threads) export CLUSTER_OUTPUT_THREADS=$2 ;;
     *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
     esac
@@ -75,6 +78,7 @@ start_ioc
 set_up_finder "$backend" "$streams" "$size" "$max_clusters" "$pedestal"
 put "${C}MaxBatch" "$max_batch"
 put "${C}QueueSize" "$queue"
+[ -n "$source_threads" ] && put "${S}MoenchSourceThreads" "$source_threads"
 train_pedestal "$pedestal"
 backend_in_use "$backend"
 queue_size=$(get "${C}QueueSize_RBV")
@@ -116,7 +120,7 @@ run() {
     read -r s0 p0 d0 h0 hd0 k0 <<<"$(counters)"
     t0=$(now) c0=$(cpu_ticks) b0=$(busy_ticks)
     st0=$(thread_ticks ADMoenchSimTask) pt0=$(thread_ticks CLUSTER1_Plugin)
-    ot0=$(thread_ticks CLUSTER1_Out)
+    ft0=$(thread_ticks CLUSTER1_Finder) ot0=$(thread_ticks CLUSTER1_Out)
     : >"$work/samples"
     end=$(awk "BEGIN{printf \"%.3f\", $t0 + $seconds}")
     while awk "BEGIN{exit !($(now) < $end)}"; do
@@ -128,7 +132,7 @@ run() {
     read -r s1 p1 d1 h1 hd1 k1 <<<"$(counters)"
     t1=$(now) c1=$(cpu_ticks) b1=$(busy_ticks)
     st1=$(thread_ticks ADMoenchSimTask) pt1=$(thread_ticks CLUSTER1_Plugin)
-    ot1=$(thread_ticks CLUSTER1_Out)
+    ft1=$(thread_ticks CLUSTER1_Finder) ot1=$(thread_ticks CLUSTER1_Out)
     put "${S}Acquire" 0
     hdf5_bytes=0 hdf5_frames=0
     [ "$with_hdf5" = 1 ] && hdf5_stop
@@ -139,7 +143,7 @@ run() {
         -v h="$((h1 - h0))" -v hd="$((hd1 - hd0))" -v k="$(awk "BEGIN{printf \"%.0f\", $k1 - $k0}")" \
         -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
         -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \
-        -v output_cpu="$((ot1 - ot0))" \
+        -v finder_cpu="$((ft1 - ft0))" -v output_cpu="$((ot1 - ot0))" \
         -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" '
         # A sample Channel Access could not take (an IOC saturating every
         # CPU starves its server) is left out.
@@ -147,11 +151,11 @@ run() {
         END {
             queue = n ? sprintf("%d/%d (mean %.0f)", qmin, qsize, qsum / n) : "no samples"
             b = n ? sprintf("%.1f", batch / n) : "-"; f = n ? sprintf("%.3f", finder / n) : "-"
-            printf "| %s | %s | %.0f | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
+            printf "| %s | %s | %.0f | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
                 rate == 0 ? "max" : rate, hdf5 ? "Stream" : "off", s / t, p / t, d,
                 hdf5 ? hd : "-", queue, b, f,
                 s ? source_cpu / tck / s * 1e6 : 0, p ? plugin_cpu / tck / p * 1e6 : 0,
-                p ? output_cpu / tck / p * 1e6 : 0,
+                p ? finder_cpu / tck / p * 1e6 : 0, p ? output_cpu / tck / p * 1e6 : 0,
                 cpu / tck / t, (busy - cpu) / tck / t, p ? k / p : 0,
                 hdf5 && written ? sprintf("%.0f", bytes / written * h / 1048576 / t) : "-"
         }' "$work/samples"
@@ -159,13 +163,13 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-2} --pedestal $pedestal --pinned $pinned"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-2} --source-threads $(get "${S}MoenchSourceThreads_RBV") --pedestal $pedestal --pinned $pinned"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | finder thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for with_hdf5 in $hdf5_modes; do
     for rate in ${rates//,/ }; do
         say "rate ${rate/#0/max}, HDF5 $([ "$with_hdf5" = 1 ] && echo on || echo off)"
