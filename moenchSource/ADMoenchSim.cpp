@@ -44,6 +44,13 @@ static const double catchUpSeconds = 2e-3;
  * state changes a frame would cost more than the wait. */
 static const double waitingShownSeconds = 1e-3;
 
+/* Waits shorter than this are not made: the frame goes out up to this
+ * early and the next ones wait longer, so the rate holds on average. A
+ * timed wait, with the lock given up and taken back, costs about 20 us on
+ * the H200's host, a whole period at 50 kHz, where sleeping every frame
+ * held the source near 41,000 frames/s. */
+static const double shortestWaitSeconds = 100e-6;
+
 /* While frames flow, parameter callbacks (ArrayCounter_RBV and the other
  * counters) are made at most this often, and at the end of an acquisition.
  * Each callback wakes the record-processing thread once per changed
@@ -101,6 +108,8 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     createParam(MoenchFrameNumberString, asynParamInt32,   &MoenchFrameNumber);
     createParam(MoenchCycleFramesString, asynParamInt32,   &MoenchCycleFrames);
     createParam(MoenchSourceThreadsString, asynParamInt32, &MoenchSourceThreads);
+    createParam(MoenchFrameRingString,   asynParamInt32,   &MoenchFrameRing);
+    createParam(MoenchRingFramesString,  asynParamInt32,   &MoenchRingFrames);
 
     if (maxSizeX <= 0) maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
     if (maxSizeY <= 0) maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
@@ -150,6 +159,8 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     setIntegerParam(MoenchCycleFrames, 0);
     setIntegerParam(MoenchSourceThreads,
                     clampInt(epicsThreadGetCPUs(), 1, ADMOENCHSIM_DEFAULT_SOURCE_THREADS));
+    setIntegerParam(MoenchFrameRing, 0);
+    setIntegerParam(MoenchRingFrames, 0);
 
     /* Low priority: the simulator's worker threads inherit it and keep every
      * CPU busy when AcquirePeriod is 0, which at the usual Medium priority
@@ -187,7 +198,7 @@ void ADMoenchSim::acquisitionTask()
 /** Reads the acquisition's settings, clamping the frame size; called with the lock held. */
 void ADMoenchSim::readSettings(Settings *settings)
 {
-    int sizeX, sizeY, maxSizeX, maxSizeY, seed, darkFrames, cycleFrames;
+    int sizeX, sizeY, maxSizeX, maxSizeY, seed, darkFrames, cycleFrames, frameRing;
     char rawPath[4096];
 
     getIntegerParam(ADImageMode, &settings->imageMode);
@@ -212,6 +223,8 @@ void ADMoenchSim::readSettings(Settings *settings)
     getIntegerParam(MoenchCycleFrames, &cycleFrames);
     settings->cycleFrames = cycleFrames > 0 ? (uint64_t)cycleFrames : 0;
     getIntegerParam(MoenchSourceThreads, &settings->sourceThreads);
+    getIntegerParam(MoenchFrameRing, &frameRing);
+    settings->frameRing = frameRing > 0 ? (size_t)frameRing : 0;
     getStringParam(MoenchRawFile, (int)sizeof(rawPath), rawPath);
     settings->rawPath = rawPath;
 }
@@ -249,7 +262,7 @@ bool ADMoenchSim::waitForNextFrame(epicsTimeStamp *due)
         *due = now;
         return true;
     }
-    if (delay <= 0.0) return true;
+    if (delay < shortestWaitSeconds) return true;
 
     bool showWaiting = delay >= waitingShownSeconds;
     if (showWaiting) {
@@ -502,12 +515,18 @@ int ADMoenchSim::submitFrames(const Settings &settings, uint64_t framesWanted,
     return CC_OK;
 }
 
-/** Publishes one frame taken from the filler as the next NDArray, or
-  * counts it dropped when the pool had no array for it; called with the
-  * lock held. */
+/** Whether the frame numbered frameNumber is one of the simulated dark
+  * frames that start an acquisition. */
+bool ADMoenchSim::isDarkFrame(uint64_t frameNumber, const Settings &settings)
+{
+    return settings.source != ADMoenchSourceRawFile && frameNumber < settings.darkFrames;
+}
+
+/** Publishes one frame as the next NDArray, or counts it dropped when
+  * there was no array for it; called with the lock held. The caller keeps
+  * its reference to the array. */
 void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame, const Settings &settings)
 {
-    const bool simulated = settings.source != ADMoenchSourceRawFile;
     NDArray *pArray = frame.array;
     uint64_t frameNumber = frame.tag;
     int numImagesCounter, arrayCounter, arrayCallbacks;
@@ -516,12 +535,13 @@ void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame, const Sett
     setIntegerParam(MoenchFrameNumber,
                     frameNumber > 0x7fffffffu ? 0x7fffffff : (int)frameNumber);
     if (!pArray) {
-        /* The pool is full, typically because plugins fall behind: the
-         * frame is lost but the acquisition goes on. */
+        /* The pool is full, or the ring's next array is still held,
+         * typically because plugins fall behind: the frame is lost but
+         * the acquisition goes on. */
         droppedFrames_++;
         char dropMessage[96];
         epicsSnprintf(dropMessage, sizeof(dropMessage),
-                      "NDArray pool exhausted: %lu frames dropped", droppedFrames_);
+                      "no free NDArray: %lu frames dropped", droppedFrames_);
         setStringParam(ADStatusMessage, dropMessage);
         if (droppedFrames_ == 1 || droppedFrames_ % 1000 == 0)
             asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
@@ -536,7 +556,7 @@ void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame, const Sett
     this->getAttributes(pArray->pAttributeList);
     /* Let plugins tell the dark frames and the detector's frame number. */
     epicsUInt64 frameNumberAttr = frameNumber;
-    epicsInt32 darkAttr = (simulated && frameNumber < settings.darkFrames) ? 1 : 0;
+    epicsInt32 darkAttr = isDarkFrame(frameNumber, settings) ? 1 : 0;
     pArray->pAttributeList->add("MoenchFrameNumber", "Frame number of the detector or simulator",
                                 NDAttrUInt64, &frameNumberAttr);
     pArray->pAttributeList->add("MoenchDarkFrame", "1 for a simulated dark frame (no photons)",
@@ -547,7 +567,6 @@ void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame, const Sett
                   "%s:%s: calling NDArray callback\n", driverName, "publishFrame");
         doCallbacksGenericPointer(pArray, NDArrayData, 0);
     }
-    pArray->release();
 }
 
 /** Runs one acquisition from start to completion, stop or error; called
@@ -592,6 +611,17 @@ void ADMoenchSim::runAcquisition()
         settings.imageMode == ADImageSingle ? 1 : (uint64_t)settings.numImages;
     uint64_t framesTaken = 0;      /* published, or dropped for want of an NDArray */
     std::vector<MoenchFrameFiller::Frame> frames(filler_.capacity());
+    /* With MoenchFrameRing = N the first N data frames' arrays are kept;
+     * once the filler's last frames are out, data frame d goes out again
+     * in the array of data frame d % N, without a copy: the same content
+     * as MoenchCycleFrames = N, at the cost of a receiver that hands over
+     * its buffers. */
+    std::vector<NDArray *> ring;
+    ring.reserve(settings.frameRing);
+    uint64_t dataFrames = 0;       /* data frames published (or dropped) */
+    uint64_t nextFrameNumber = 0;  /* for frames from the ring */
+    int ringFrames = 0;            /* published from the ring */
+    setIntegerParam(MoenchRingFrames, 0);
     uint64_t framesSubmitted = 0;  /* handed to the copying threads */
     bool sourceEnded = false;      /* the source failed or the replayed run ended */
     bool endOfRun = false;
@@ -611,8 +641,9 @@ void ADMoenchSim::runAcquisition()
          * they are published here in the order made, those copied
          * already together under one lock, which the plugins' queue
          * bookkeeping (NumQueuedArrays) competes for at every frame. */
+        const bool ringFull = settings.frameRing > 0 && ring.size() == settings.frameRing;
         unlock();
-        if (!sourceEnded) {
+        if (!sourceEnded && !ringFull) {
             rc = submitFrames(settings, continuous ? UINT64_MAX : framesToTake,
                               &framesSubmitted, &endOfRun, message);
             sourceEnded = rc != CC_OK || endOfRun;
@@ -622,6 +653,12 @@ void ADMoenchSim::runAcquisition()
                            ? filler_.takeFilled(&frames[0], frames.size())
                            : 0;
         lock();
+        const bool fromRing = taken == 0 && ringFull;
+        if (fromRing) {
+            taken = frames.size();
+            if (!continuous && framesToTake - framesTaken < taken)
+                taken = (size_t)(framesToTake - framesTaken);
+        }
 
         if (taken == 0 && rc != CC_OK) {
             outcome = Failed;
@@ -639,7 +676,25 @@ void ADMoenchSim::runAcquisition()
         }
         size_t published = 0;
         while (published < taken && outcome == Completed) {
-            publishFrame(frames[published++], settings);
+            MoenchFrameFiller::Frame frame = frames[published++];
+            if (fromRing) {
+                /* Its array is looked at only now: a plugin may still
+                 * hold it, and then the frame is lost, as a receiver
+                 * whose buffers are all in use loses one. */
+                NDArray *pArray = ring[dataFrames % ring.size()];
+                frame.array = pArray->getReferenceCount() > 1 ? NULL : pArray;
+                frame.tag = nextFrameNumber;
+                if (frame.array) ringFrames++;
+            }
+            publishFrame(frame, settings);
+            nextFrameNumber = frame.tag + 1;
+            if (!isDarkFrame(frame.tag, settings)) dataFrames++;
+            if (!fromRing && frame.array) {
+                if (ring.size() < settings.frameRing && !isDarkFrame(frame.tag, settings))
+                    ring.push_back(frame.array); /* the ring keeps this reference */
+                else
+                    frame.array->release();
+            }
             framesTaken++;
             /* The schedule holds frame by frame, also within a group. */
             if (!(!continuous && framesTaken >= framesToTake) &&
@@ -647,12 +702,13 @@ void ADMoenchSim::runAcquisition()
                 outcome = Stopped;
         }
         /* Frames taken but not published (a stop) go back to the pool. */
-        for (; published < taken; published++)
+        for (; !fromRing && published < taken; published++)
             if (frames[published].array) frames[published].array->release();
 
         epicsTimeStamp now;
         epicsTimeGetCurrent(&now);
         if (epicsTimeDiffInSeconds(&now, &lastParamCallbacks) >= paramCallbackSeconds) {
+            setIntegerParam(MoenchRingFrames, ringFrames);
             callParamCallbacks();
             lastParamCallbacks = now;
         }
@@ -660,7 +716,9 @@ void ADMoenchSim::runAcquisition()
         if (!continuous && framesTaken >= framesToTake) break;
     }
 
+    setIntegerParam(MoenchRingFrames, ringFrames);
     unlock();
+    for (size_t k = 0; k < ring.size(); k++) ring[k]->release();
     closeSource();
     lock();
 
@@ -720,6 +778,8 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
         setIntegerParam(function, value < 0 ? 0 : value);
     } else if (function == MoenchSourceThreads) {
         setIntegerParam(function, clampInt(value, 1, ADMOENCHSIM_MAX_SOURCE_THREADS));
+    } else if (function == MoenchFrameRing) {
+        setIntegerParam(function, clampInt(value, 0, ADMOENCHSIM_MAX_FRAME_RING));
     } else if (function == MoenchSource) {
         if (value == ADMoenchSourceSimulated || value == ADMoenchSourceRawFile) {
             setIntegerParam(function, value);

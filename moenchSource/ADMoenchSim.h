@@ -49,6 +49,11 @@ typedef enum {
 #define MoenchFrameNumberString "MOENCH_FRAME_NUMBER"  /* (asynInt32,   r/o) Frame number of the last frame */
 #define MoenchCycleFramesString "MOENCH_CYCLE_FRAMES"  /* (asynInt32,   r/w) Data frames simulated once and repeated; 0 = all simulated */
 #define MoenchSourceThreadsString "MOENCH_SOURCE_THREADS" /* (asynInt32, r/w) Threads that copy frames into NDArrays */
+#define MoenchFrameRingString   "MOENCH_FRAME_RING"    /* (asynInt32,   r/w) Data frames' NDArrays kept and published again without a copy; 0 = a copy a frame */
+#define MoenchRingFramesString  "MOENCH_RING_FRAMES"   /* (asynInt32,   r/o) Frames of this acquisition published again from the ring */
+
+/* MoenchFrameRing: at most this many NDArrays (20 GB of 400 x 400 frames). */
+#define ADMOENCHSIM_MAX_FRAME_RING 65536
 
 /** Streams simulated or replayed MÖNCH frames. Settings are taken at the
   * start of each acquisition; changes during one apply to the next. */
@@ -74,6 +79,8 @@ protected:
     int MoenchFrameNumber;
     int MoenchCycleFrames;
     int MoenchSourceThreads;
+    int MoenchFrameRing;
+    int MoenchRingFrames;
 
 private:
     /* What one acquisition runs with, read from the parameters at its start. */
@@ -88,6 +95,7 @@ private:
         uint64_t darkFrames;
         uint64_t cycleFrames;  /* 0: every data frame simulated */
         int sourceThreads;
+        size_t frameRing;      /* 0: every frame copied into a new NDArray */
         std::string rawPath;
     };
 
@@ -96,6 +104,7 @@ private:
     bool stopRequested();
     bool waitForNextFrame(epicsTimeStamp *due);
     void publishFrame(const MoenchFrameFiller::Frame &frame, const Settings &settings);
+    static bool isDarkFrame(uint64_t frameNumber, const Settings &settings);
     void finishWithError(const char *message);
 
     /* Called without the lock: they touch only the thread's own objects. */

@@ -38,7 +38,7 @@ data=$work/run/data_master_0.json
 expected=$(sed -n 's/^clusters: *\([0-9]*\) .*/\1/p' "$work/clusterfind.txt")
 [ -n "$expected" ] && [ "$expected" -gt 0 ] || fail "no cluster count from clusterfind"
 
-export CLUSTER_OUTPUT_THREADS=3 # the second IOC has the default, 2
+export CLUSTER_OUTPUT_THREADS=3 # the second IOC has the default, 4
 start_ioc 1
 unset CLUSTER_OUTPUT_THREADS
 put "${C}EnableCallbacks" 1
@@ -203,6 +203,36 @@ done
 put "${P}cam1:MoenchDarkFrames" 0
 put "${P}cam1:MoenchCycleFrames" 0
 echo "ok: batches of up to $largest arrays found $got9 clusters at 9x9 and their spectrum, as the core alone"
+
+# The source's frame ring: the first 40 data frames' NDArrays go out again
+# in turn, without a copy, with the content MoenchCycleFrames 40 gives; the
+# plugin finds what the core finds in that sequence, and nothing is lost.
+"${builddir:-.}/tools/source_totals" --frames 120 --dark 100 --pedestal 100 \
+    --cycle 40 --size 3 >"$work/totals_ring.txt" || fail "source_totals failed"
+expected_ring=$(sed -n 's/^clusters //p' "$work/totals_ring.txt")
+put "${C}ResetPedestal" 1
+for setting in MoenchDarkFrames:100 MoenchCycleFrames:40 MoenchFrameRing:40 \
+    AcquirePeriod:0.03 ImageMode:1 NumImages:220; do
+    put "${P}cam1:${setting%%:*}" "${setting#*:}"
+done
+before=$(get "${C}ArrayCounter_RBV")
+source_before=$(get "${P}cam1:ArrayCounter_RBV")
+put "${P}cam1:Acquire" 1
+wait_for "${C}ArrayCounter_RBV" $((before + 220))
+wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+published=$(( $(get "${P}cam1:ArrayCounter_RBV") - source_before ))
+[ "$published" = 220 ] || fail "the ring source published $published of 220 frames"
+replayed=$(get "${P}cam1:MoenchRingFrames_RBV")
+# The copying threads' last frames (3 threads, 2 each) go out before the ring.
+[ "$replayed" -ge 74 ] && [ "$replayed" -le 80 ] ||
+    fail "$replayed frames from the ring, not 74 to 80"
+got_ring=$(get "${C}TotalClusters_RBV")
+[ "$got_ring" = "$expected_ring" ] ||
+    fail "from the ring: $got_ring clusters, the core alone $expected_ring"
+for setting in MoenchFrameRing:0 MoenchCycleFrames:0 MoenchDarkFrames:0 AcquirePeriod:0; do
+    put "${P}cam1:${setting%%:*}" "${setting#*:}"
+done
+echo "ok: $replayed of 220 frames from the source's ring of 40 NDArrays, $got_ring clusters, as the core alone"
 
 # New frame dimensions reset the pedestal and say so.
 put "${P}cam1:MoenchSource" 0
