@@ -5,8 +5,10 @@
 # off and on (writing every frame's clusters in Stream mode) streams
 # ADMoenchSim's cycled simulated frames through NDPluginClusterCUDA and
 # prints one markdown table row per run:
-#   source and plugin frames/s (ArrayCounter rates), dropped arrays of the
-#   plugin and of the HDF5 writer, the plugin's queue (least free / size),
+#   source and plugin frames/s (ArrayCounter rates), frames the source
+#   lost for want of a free NDArray (NumImagesCounter less ArrayCounter,
+#   read a moment apart: a difference below 0 reads as 0), dropped arrays of the plugin and of
+#   the HDF5 writer, the plugin's queue (least free / size),
 #   LastBatch_RBV and FinderTime_RBV (means of samples every 0.5 s: arrays
 #   per core call, core time per array), the CPU time per frame of the
 #   source's thread, of the plugin's thread (which gathers the arrays),
@@ -37,9 +39,12 @@ usage: ioc_bench.sh [options]
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
   --queue N                 the plugin's QueueSize (default 2000, st.cmd's)
   --output-threads N        the plugin's output threads, its maxThreads
-                            (st.cmd's CLUSTER_OUTPUT_THREADS, default 2)
+                            (st.cmd's CLUSTER_OUTPUT_THREADS, default 4)
   --source-threads N        MoenchSourceThreads, the source's copying
                             threads (default: the IOC's, min(4, CPUs))
+  --ring N                  MoenchFrameRing: the source publishes the NDArrays
+                            of its first N data frames again, without a copy
+                            (default 0: a copy a frame)
   --pedestal N              PedestalFrames (default 1000)
   --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
   --files DIR               where HDF5 files are written (default a
@@ -52,7 +57,7 @@ EOF
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
-max_batch=64 queue=2000 files="" source_threads=""
+max_batch=64 queue=2000 files="" source_threads="" ring=0
 while [ $# -gt 0 ]; do
     case $1 in
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
@@ -60,7 +65,7 @@ while [ $# -gt 0 ]; do
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
     --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
     --max-batch) max_batch=$2 ;; --queue) queue=$2 ;;
-    --source-threads) source_threads=$2 ;;
+    --source-threads) source_threads=$2 ;; --ring) ring=$2 ;;
     --output-threads) export CLUSTER_OUTPUT_THREADS=$2 ;;
     *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
     esac
@@ -82,7 +87,7 @@ put "${C}QueueSize" "$queue"
 train_pedestal "$pedestal"
 backend_in_use "$backend"
 queue_size=$(get "${C}QueueSize_RBV")
-puts "$S" MoenchDarkFrames:0 MoenchCycleFrames:"$cycle" ImageMode:2
+puts "$S" MoenchDarkFrames:0 MoenchCycleFrames:"$cycle" MoenchFrameRing:"$ring" ImageMode:2
 
 # HDF5 in Stream mode, every cluster array, one file per run.
 hdf5_start() {
@@ -104,9 +109,10 @@ hdf5_stop() {
     put "${H}EnableCallbacks" 0
 }
 
-counters() { # source, plugin and HDF5 counters, drops, clusters
+counters() { # source, plugin and HDF5 counters, drops, clusters, source frames taken
     get "${S}ArrayCounter_RBV" "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" \
-        "${H}ArrayCounter_RBV" "${H}DroppedArrays_RBV" "${C}TotalClusters_RBV" | tr '\n' ' '
+        "${H}ArrayCounter_RBV" "${H}DroppedArrays_RBV" "${C}TotalClusters_RBV" \
+        "${S}NumImagesCounter_RBV" | tr '\n' ' '
 }
 
 # One run: RATE HDF5 -> a table row.
@@ -117,7 +123,7 @@ run() {
     [ "$with_hdf5" = 1 ] && hdf5_start
     start_acquire
     sleep "$warmup"
-    read -r s0 p0 d0 h0 hd0 k0 <<<"$(counters)"
+    read -r s0 p0 d0 h0 hd0 k0 n0 <<<"$(counters)"
     t0=$(now) c0=$(cpu_ticks) b0=$(busy_ticks)
     st0=$(thread_ticks ADMoenchSimTask) pt0=$(thread_ticks CLUSTER1_Plugin)
     ft0=$(thread_ticks CLUSTER1_Finder) ot0=$(thread_ticks CLUSTER1_Out)
@@ -129,7 +135,7 @@ run() {
         echo >>"$work/samples"
         sleep 0.5
     done
-    read -r s1 p1 d1 h1 hd1 k1 <<<"$(counters)"
+    read -r s1 p1 d1 h1 hd1 k1 n1 <<<"$(counters)"
     t1=$(now) c1=$(cpu_ticks) b1=$(busy_ticks)
     st1=$(thread_ticks ADMoenchSimTask) pt1=$(thread_ticks CLUSTER1_Plugin)
     ft1=$(thread_ticks CLUSTER1_Finder) ot1=$(thread_ticks CLUSTER1_Out)
@@ -140,6 +146,7 @@ run() {
     wait_for "${C}QueueFree" "$queue_size" 120 || say "the plugin's queue did not drain"
     awk -v rate="$rate" -v hdf5="$with_hdf5" -v t="$(awk "BEGIN{printf \"%.6f\", $t1 - $t0}")" \
         -v s="$((s1 - s0))" -v p="$((p1 - p0))" -v d="$((d1 - d0))" \
+        -v sd="$(( (n1 - n0) - (s1 - s0) > 0 ? (n1 - n0) - (s1 - s0) : 0 ))" \
         -v h="$((h1 - h0))" -v hd="$((hd1 - hd0))" -v k="$(awk "BEGIN{printf \"%.0f\", $k1 - $k0}")" \
         -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
         -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \
@@ -151,8 +158,8 @@ run() {
         END {
             queue = n ? sprintf("%d/%d (mean %.0f)", qmin, qsize, qsum / n) : "no samples"
             b = n ? sprintf("%.1f", batch / n) : "-"; f = n ? sprintf("%.3f", finder / n) : "-"
-            printf "| %s | %s | %.0f | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
-                rate == 0 ? "max" : rate, hdf5 ? "Stream" : "off", s / t, p / t, d,
+            printf "| %s | %s | %.0f | %d | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
+                rate == 0 ? "max" : rate, hdf5 ? "Stream" : "off", s / t, sd, p / t, d,
                 hdf5 ? hd : "-", queue, b, f,
                 s ? source_cpu / tck / s * 1e6 : 0, p ? plugin_cpu / tck / p * 1e6 : 0,
                 p ? finder_cpu / tck / p * 1e6 : 0, p ? output_cpu / tck / p * 1e6 : 0,
@@ -163,13 +170,13 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-2} --source-threads $(get "${S}MoenchSourceThreads_RBV") --pedestal $pedestal --pinned $pinned"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-4} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate asked (frames/s) | HDF5 | source frames/s | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | finder thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| rate asked (frames/s) | HDF5 | source frames/s | source dropped | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | finder thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for with_hdf5 in $hdf5_modes; do
     for rate in ${rates//,/ }; do
         say "rate ${rate/#0/max}, HDF5 $([ "$with_hdf5" = 1 ] && echo on || echo off)"

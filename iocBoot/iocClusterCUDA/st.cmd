@@ -26,11 +26,14 @@ NDClusterCUDAPinnedArrays($(PINNED_ARRAYS=1))
 ADMoenchSimConfig("MOENCH", 400, 400, 0, 0, 0, 0)
 dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TIMEOUT=1")
 
-# The cluster finder. One thread finds the clusters, in order, since the
-# pedestal is one ordered sequence; maxThreads (the last argument,
-# CLUSTER_OUTPUT_THREADS, default 2) output threads add the batches to the
-# spectrum and hit map and publish their cluster arrays, in order.
-NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=2))
+# The cluster finder. One thread gathers the arrays, one finds their
+# clusters, in order, since the pedestal is one ordered sequence;
+# maxThreads (the last argument, CLUSTER_OUTPUT_THREADS, default 4) output
+# threads add the batches to the spectrum and hit map and publish their
+# cluster arrays, in order. At 3x3 and 2,200 clusters a frame each output
+# thread takes about 50 us a frame on the H200's host: 50,000 frames/s
+# needs 4 (docs/benchmarks.md); idle ones cost nothing.
+NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=4))
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
 
 # The clusters of every frame to HDF5 (Stream mode), from address 0.
