@@ -49,7 +49,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       published_(0), threadsMissing_(false),
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
       spectrumCounts_(NULL),
-      spectrumCentres_(NULL), rms_(NULL), lastUniqueId_(-1),
+      spectrumCentres_(NULL), rms_(NULL),
       unpublished_(false), pendingLoad_(false)
 {
     createParam(ClusterNSigmaString, asynParamFloat64, &ClusterNSigma);
@@ -129,7 +129,6 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setStringParam(ClusterStatusMessage, "waiting for frames");
     setStringParam(NDPluginDriverPluginType, "NDPluginClusterCUDA");
     epicsTimeGetCurrent(&lastPublished_);
-    memset(&lastTimeStamp_, 0, sizeof lastTimeStamp_);
     trainingNote_[0] = '\0';
     for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
         accumulators_[i].spectrum = NULL;
@@ -377,10 +376,10 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
         refuse(pArray, "the finder takes 2-D NDUInt16 frames");
         return;
     }
-    /* ProcessPlugin hands the last array over again: it must not be fed
-     * into the pedestal twice. */
-    if (pArray->uniqueId == lastUniqueId_ &&
-        epicsTimeEqual(&pArray->epicsTS, &lastTimeStamp_)) {
+    /* ProcessPlugin hands the last array published over again: it must
+     * not be fed into the pedestal twice. (pPrevInputArray_ holds it, so
+     * no new frame can come in that NDArray.) */
+    if (pArray == pPrevInputArray_) {
         NDPluginDriver::beginProcessCallbacks(pArray);
         setStatus("array %d was processed already; not fed to the pedestal "
                   "again", pArray->uniqueId);
@@ -400,8 +399,6 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
         held_.reserve((size_t)maxBatch);
     pArray->reserve();
     held_.push_back(pArray);
-    lastUniqueId_ = pArray->uniqueId;
-    lastTimeStamp_ = pArray->epicsTS;
     /* processTask read QueueFree just before this call: arrays still
      * queued will come next, so this one can wait for them. */
     bool moreQueued = !blocking && queueFree < queueSize;
@@ -417,15 +414,7 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
  * one is worked and published here. */
 void NDPluginClusterCUDA::processHeld()
 {
-    const size_t n = held_.size();
-    /* ArrayCounter counts every held array, but the other input
-     * parameters (UniqueId, timestamps, dimensions) are set once, from
-     * the last array, which is also the one ProcessPlugin hands over
-     * again: their callbacks, per array, cost more than the finder. */
-    int counter, blocking;
-    getIntegerParam(NDArrayCounter, &counter);
-    setIntegerParam(NDArrayCounter, counter + (int)n - 1);
-    NDPluginDriver::beginProcessCallbacks(held_.back());
+    int blocking;
     getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
     Job job;
     int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
@@ -675,6 +664,16 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
  * its inputs (port locked). */
 void NDPluginClusterCUDA::publishBatch(Batch &batch)
 {
+    /* Arrays count as through the plugin when their results are out, so
+     * that ArrayCounter_RBV and TotalClusters_RBV agree. ArrayCounter
+     * counts every array, but the other input parameters (UniqueId,
+     * timestamps, dimensions) are set once, from the last, which is also
+     * the one ProcessPlugin hands over again: their callbacks, per
+     * array, cost more than the finder. */
+    int counter;
+    getIntegerParam(NDArrayCounter, &counter);
+    setIntegerParam(NDArrayCounter, counter + (int)batch.arrays.size() - 1);
+    NDPluginDriver::beginProcessCallbacks(batch.arrays.back());
     reportBatch(batch);
     if (batch.found > 0) {
         cc_frame_clusters last;

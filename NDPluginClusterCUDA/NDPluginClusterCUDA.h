@@ -214,8 +214,6 @@ private:
     /* A batch's pixels and numbers for the core: the finder thread's. */
     std::vector<const uint16_t *> finderFrames_;
     std::vector<uint64_t> finderNumbers_;
-    int lastUniqueId_;         /* of the last array taken for the finder */
-    epicsTimeStamp lastTimeStamp_;
     epicsTimeStamp lastPublished_;
     bool unpublished_;         /* results changed since the last publication */
     bool pendingLoad_;         /* LoadPedestal asked before the first frame */
