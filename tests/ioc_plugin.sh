@@ -38,7 +38,7 @@ data=$work/run/data_master_0.json
 expected=$(sed -n 's/^clusters: *\([0-9]*\) .*/\1/p' "$work/clusterfind.txt")
 [ -n "$expected" ] && [ "$expected" -gt 0 ] || fail "no cluster count from clusterfind"
 
-export CLUSTER_OUTPUT_THREADS=3 # the second IOC has the default, 4
+export CLUSTER_OUTPUT_THREADS=3 # the second IOC has the default, 6
 start_ioc 1
 unset CLUSTER_OUTPUT_THREADS
 put "${C}EnableCallbacks" 1

@@ -39,7 +39,7 @@ usage: ioc_bench.sh [options]
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
   --queue N                 the plugin's QueueSize (default 2000, st.cmd's)
   --output-threads N        the plugin's output threads, its maxThreads
-                            (st.cmd's CLUSTER_OUTPUT_THREADS, default 4)
+                            (st.cmd's CLUSTER_OUTPUT_THREADS, default 6)
   --source-threads N        MoenchSourceThreads, the source's copying
                             threads (default: the IOC's, min(4, CPUs))
   --ring N                  MoenchFrameRing: the source publishes the NDArrays
@@ -170,7 +170,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-4} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"

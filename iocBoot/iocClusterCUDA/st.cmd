@@ -28,12 +28,13 @@ dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TI
 
 # The cluster finder. One thread gathers the arrays, one finds their
 # clusters, in order, since the pedestal is one ordered sequence;
-# maxThreads (the last argument, CLUSTER_OUTPUT_THREADS, default 4) output
+# maxThreads (the last argument, CLUSTER_OUTPUT_THREADS, default 6) output
 # threads add the batches to the spectrum and hit map and publish their
-# cluster arrays, in order. At 3x3 and 2,200 clusters a frame each output
-# thread takes about 50 us a frame on the H200's host: 50,000 frames/s
-# needs 4 (docs/benchmarks.md); idle ones cost nothing.
-NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=4))
+# cluster arrays, in order. At 3x3 and 2,200 clusters a frame each frame
+# takes an output thread 50-80 us on the H200's host: 50,000 frames/s
+# held with 4 in some runs and with 6 in all (docs/benchmarks.md); idle
+# ones cost nothing.
+NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=6))
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
 
 # The clusters of every frame to HDF5 (Stream mode), from address 0.
