@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <utility>
 
 #include <epicsExport.h>
 #include <epicsThread.h>
@@ -465,10 +466,10 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
     batch.message[0] = '\0';
     batch.backend.clear();
     batch.newFrameSize = rows != rows_ || cols != cols_;
-    batch.reconfigured = job.settingsChanged || batch.newFrameSize ||
-                         finder_ == NULL;
+    bool reconfigure = job.settingsChanged || batch.newFrameSize ||
+                       finder_ == NULL;
     int rc = CC_OK;
-    if (batch.reconfigured)
+    if (reconfigure)
         rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
                          batch.message);
     if (rc == CC_OK && (job.spectrumChanged || batch.newFrameSize))
@@ -485,7 +486,7 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
                       rc == CC_OK ? job.loadPath
                                   : cc_finder_last_error(finder_));
     }
-    if (batch.reconfigured && finder_ != NULL)
+    if (reconfigure && finder_ != NULL)
         batch.backend = cc_finder_backend_description(finder_);
     batch.trained = 0;
     batch.found = 0;
@@ -548,11 +549,10 @@ void NDPluginClusterCUDA::reportBatch(const Batch &batch)
     if (batch.finderTime >= 0)
         setDoubleParam(ClusterFinderTime, batch.finderTime);
     setIntegerParam(ClusterLastBatch, (int)batch.arrays.size());
-    if (batch.reconfigured && batch.newFrameSize && batch.rc == CC_OK &&
-        batch.message[0] != '\0')
+    if (batch.newFrameSize && batch.rc == CC_OK && batch.message[0] != '\0')
         formatMessage(trainingNote_, sizeof trainingNote_, " (%s)",
                       batch.message);
-    if (batch.reconfigured && !batch.backend.empty())
+    if (!batch.backend.empty())
         setStringParam(ClusterBackendInUse, batch.backend.c_str());
     if (batch.trained + batch.found == 0)
         return;
@@ -756,20 +756,21 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     NDArray *pHits = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
     uint32_t *hits = pHits != NULL ? (uint32_t *)pHits->pData : NULL;
     uint32_t bins = cc_spectrum_bins(accumulators_[0].spectrum);
+    std::fill(spectrumCounts_, spectrumCounts_ + bins, 0.0);
+    if (hits != NULL)
+        std::fill(hits, hits + pixels, 0u);
     for (unsigned part = 0; part < outputThreads_; part++) {
         Accumulator &accumulator = accumulators_[part];
         accumulator.lock.lock();
         const uint64_t *counts = cc_spectrum_counts(accumulator.spectrum);
         for (uint32_t i = 0; i < bins; i++)
-            spectrumCounts_[i] = (part > 0 ? spectrumCounts_[i] : 0) +
-                                 (double)counts[i];
+            spectrumCounts_[i] += (double)counts[i];
+        /* The sum saturates, as each part does. */
         const uint32_t *partHits = cc_hitmap_counts(accumulator.hitmap);
-        for (size_t p = 0; hits != NULL && p < pixels; p++) {
-            uint32_t sum = part > 0 ? hits[p] : 0;
-            /* Saturates, as each part does. */
-            hits[p] = partHits[p] > UINT32_MAX - sum ? UINT32_MAX
-                                                     : sum + partHits[p];
-        }
+        for (size_t p = 0; hits != NULL && p < pixels; p++)
+            hits[p] = partHits[p] > UINT32_MAX - hits[p]
+                          ? UINT32_MAX
+                          : hits[p] + partHits[p];
         accumulator.lock.unlock();
     }
     double noise = 0;

@@ -150,7 +150,7 @@ private:
         /* What the finder thread made of it: */
         int rc;
         char message[CC_MESSAGE_SIZE];  /* for StatusMessage, or empty */
-        bool reconfigured, newFrameSize;
+        bool newFrameSize;
         std::string backend;            /* what runs, when reconfigured */
         cc_finder_stats stats;
         size_t trained;                 /* the first arrays trained the pedestal */

@@ -688,9 +688,10 @@ void ADMoenchSim::runAcquisition()
             }
             publishFrame(frame, settings);
             nextFrameNumber = frame.tag + 1;
-            if (!isDarkFrame(frame.tag, settings)) dataFrames++;
+            const bool dark = isDarkFrame(frame.tag, settings);
+            if (!dark) dataFrames++;
             if (!fromRing && frame.array) {
-                if (ring.size() < settings.frameRing && !isDarkFrame(frame.tag, settings))
+                if (ring.size() < settings.frameRing && !dark)
                     ring.push_back(frame.array); /* the ring keeps this reference */
                 else
                     frame.array->release();
