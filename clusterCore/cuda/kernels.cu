@@ -12,13 +12,13 @@
 
 namespace precision_float {
 typedef float real;
-#include "../pixel_arithmetic.h"
+#include "../finder/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
 } // namespace precision_float
 
 namespace precision_double {
 typedef double real;
-#include "../pixel_arithmetic.h"
+#include "../finder/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
 } // namespace precision_double
 
