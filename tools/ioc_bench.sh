@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ioc_bench.sh: the example IOC's chain at full rate. It starts the IOC on
 # a private Channel Access port (loopback), trains the pedestal, then for
 # each rate (0 = as fast as the source makes frames) and with NDFileHDF5
@@ -49,16 +50,13 @@ usage: ioc_bench.sh [options]
   --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
   --files DIR               where HDF5 files are written (default a
                             temporary folder; each run's file is deleted)
-  --ioc COMMAND             starts the IOC (default BUILD/ioc/run-iocClusterCUDA)
-  --epics-bin DIR           caget and caput (default: the build's EPICS base)
-  --build DIR               the build tree (default: build/ beside tools/)
-  --log FILE                keep the IOC's output there
 EOF
+    common_usage
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
 max_batch=64 queue=2000 files="" source_threads="" ring=0
-while [ $# -gt 0 ]; do
+script_option() {
     case $1 in
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
@@ -67,10 +65,10 @@ while [ $# -gt 0 ]; do
     --max-batch) max_batch=$2 ;; --queue) queue=$2 ;;
     --source-threads) source_threads=$2 ;; --ring) ring=$2 ;;
     --output-threads) export CLUSTER_OUTPUT_THREADS=$2 ;;
-    *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
+    *) return 1 ;;
     esac
-    shift 2 || { usage >&2; exit 2; }
-done
+}
+parse_options "$@"
 case $backend in cpu|cuda|auto) ;; *) usage >&2; exit 2 ;; esac
 case $hdf5 in off) hdf5_modes=0 ;; on) hdf5_modes=1 ;; both) hdf5_modes="0 1" ;;
     *) usage >&2; exit 2 ;; esac

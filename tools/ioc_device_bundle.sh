@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ioc_device_bundle.sh [BUILD [BUNDLE]]: packs the example IOC of a build
 # (default build/, configured with CUDA) into a folder (default
 # .ioc-bundle/, git-ignored) that runs on a machine with no EPICS and no
@@ -11,7 +12,8 @@
 #             libstdc++ or libgcc_s, which every target has
 #   ioc/ db/ adcore/db/ iocBoot/   iocClusterCUDA.dbd, our templates,
 #             ADCore's, and st.cmd
-#   tools/    ioc_bench.sh, ioc_source_bench.sh, ioc_soak.sh, ioc_lib.sh
+#   tools/    ioc_bench.sh, ioc_source_bench.sh, ioc_soak.sh, ioc_lib.sh,
+#             ioc_process.sh
 #   run.sh    unpacks what travels gzipped (ICU's 30 MiB of data), sets
 #             LD_LIBRARY_PATH, writes the paths of where it lies, and runs
 #             the benchmark with the CUDA backend (run.sh without arguments
@@ -69,7 +71,7 @@ cp "$top"/db/*.template "$top"/db/*.req "$bundle/db/"
 cp "$adcore"/db/*.template "$adcore"/db/*.req "$bundle/adcore/db/"
 cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
 cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_source_bench.sh "$top"/tools/ioc_soak.sh \
-    "$top"/tools/ioc_lib.sh "$bundle/tools/"
+    "$top"/tools/ioc_lib.sh "$top"/tools/ioc_process.sh "$bundle/tools/"
 
 cat >"$bundle/run.sh" <<'EOF'
 #!/bin/bash

@@ -1,9 +1,12 @@
-# ioc_lib.sh: what tools/ioc_bench.sh and tools/ioc_soak.sh share, sourced
-# by them (bash) first thing: the options every script takes (--ioc,
-# --epics-bin, --build, --log, --help), the example IOC started on a
-# private Channel Access port on loopback and stopped on exit, Channel
-# Access helpers, and /proc readings. A script parses its own options,
-# hands the others to common_option, then calls ioc_set_up.
+# SPDX-License-Identifier: BSD-3-Clause
+# ioc_lib.sh: what tools/ioc_bench.sh, ioc_soak.sh and ioc_source_bench.sh
+# share, sourced by them (bash) first thing: the options every script
+# takes (--ioc, --epics-bin, --build, --log, --help), the example IOC
+# started on a private Channel Access port on loopback and stopped on exit
+# (ioc_process.sh), Channel Access helpers, and /proc readings. A script
+# defines usage and script_option, calls parse_options "$@", then
+# ioc_set_up.
+. "$(dirname "${BASH_SOURCE[0]}")/ioc_process.sh"
 ioc="" epics_bin="" log=""
 build=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build
 P="" C="" H="" S="" work=""
@@ -18,6 +21,26 @@ common_option() {
     -h|--help) usage; exit 0 ;;
     *) return 1 ;;
     esac
+}
+
+# common_usage: the lines of usage that describe common_option's options.
+common_usage() {
+    cat <<EOF
+  --ioc COMMAND             starts the IOC (default BUILD/ioc/run-iocClusterCUDA)
+  --epics-bin DIR           caget and caput (default: the build's EPICS base)
+  --build DIR               the build tree (default: build/ beside tools/)
+  --log FILE                keep the IOC's output there
+EOF
+}
+
+# parse_options ARGUMENTS: each "--name value" pair to the script's own
+# script_option, else to common_option; usage and exit 2 on anything else.
+parse_options() {
+    while [ $# -gt 0 ]; do
+        script_option "$1" "${2-}" || common_option "$1" "${2-}" ||
+            { usage >&2; exit 2; }
+        shift 2 || { usage >&2; exit 2; }
+    done
 }
 
 # ioc_set_up: checks the programs, makes the scratch folder and the
@@ -36,38 +59,18 @@ ioc_set_up() {
     work=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
     trap 'stop_ioc; rm -rf "$work"' EXIT
     log=${log:-$work/ioc.log}
-    export EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000)) EPICS_CA_AUTO_ADDR_LIST=NO \
-        EPICS_CA_ADDR_LIST=127.0.0.1 EPICS_CAS_INTF_ADDR_LIST=127.0.0.1 \
-        EPICS_CA_MAX_ARRAY_BYTES=10000000 PREFIX="B$$:" \
-        IOCSH_HISTFILE="$work/iocsh_history"
-    P=$PREFIX C=${PREFIX}Cluster1: H=${PREFIX}HDF1: S=${PREFIX}cam1:
+    ioc_loopback_ca "B$$:"
+    H=${P}HDF1: S=${P}cam1:
 }
-pid=""
 say() { echo "$(basename "$0" .sh): $*" >&2; }
 die() { say "$*"; exit 1; }
 
-# start_ioc: the IOC, its shell reading a FIFO this script holds open
-# (closing it ends the IOC); pinned_note says what NDArray buffers get.
+# start_ioc: the IOC, its output in $log; pinned_note says what NDArray
+# buffers get.
 start_ioc() {
-    rm -f "$work/stdin" && mkfifo "$work/stdin"
-    "$ioc" <"$work/stdin" >"$log" 2>&1 &
-    pid=$!
-    exec 9>"$work/stdin"
-    for _ in $(seq 100); do
-        "$caget" -w 0.2 "${C}PluginType_RBV" >/dev/null 2>&1 && break
-        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "the IOC ended"; }
-        sleep 0.2
-    done
-    "$caget" -w 1 "${C}PluginType_RBV" >/dev/null 2>&1 ||
-        { cat "$log" >&2; die "the IOC did not start"; }
+    launch_ioc "$log" || die "the IOC did not start"
     pinned_note=$(sed -n 's/^NDClusterCUDAPinnedArrays: NDArray frame buffers come from //p' "$log" | head -1)
     pinned_note=${pinned_note:-malloc (NDClusterCUDAPinnedArrays not called)}
-}
-stop_ioc() {
-    [ -n "$pid" ] || return 0
-    exec 9>&-
-    for _ in $(seq 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=""
 }
 get() { "$caget" -t -n -f0 -w 5 "$@"; }   # numbers, integers exact
 getf() { "$caget" -t -w 5 "$@"; }         # as the record formats them

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ioc_soak.sh: a long run of the example IOC (10^6 frames by default) at a
 # fixed rate, checked against the core. ADMoenchSim sends PEDESTAL dark
 # frames, then FRAMES data frames (MoenchCycleFrames repeated) in one
@@ -24,20 +25,20 @@ usage: ioc_soak.sh [options]
   --expected FILE   where source_totals' results are kept (FILE,
                     FILE.spectrum, FILE.hitmap); when FILE exists, from an
                     earlier run with the same settings, it is not run again
-  --ioc, --epics-bin, --build, --log   as for ioc_bench.sh
 EOF
+    common_usage
 }
 frames=1000000 rate=1300 pedestal=1000 cycle=500 seed=1 backend=cpu
 interval=30 expected=""
-while [ $# -gt 0 ]; do
+script_option() {
     case $1 in
     --frames) frames=$2 ;; --rate) rate=$2 ;; --pedestal) pedestal=$2 ;;
     --cycle) cycle=$2 ;; --seed) seed=$2 ;; --backend) backend=$2 ;;
     --interval) interval=$2 ;; --expected) expected=$2 ;;
-    *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
+    *) return 1 ;;
     esac
-    shift 2 || { usage >&2; exit 2; }
-done
+}
+parse_options "$@"
 ioc_set_up
 max_clusters=5000 # the plugin's default, and source_totals'
 

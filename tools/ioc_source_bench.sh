@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ioc_source_bench.sh: the example IOC's frame source alone. It starts the
 # IOC on a private Channel Access port (loopback) with every plugin's
 # EnableCallbacks off, so nothing consumes the frames, and for each rate
@@ -19,21 +20,18 @@ usage: ioc_source_bench.sh [options]
   --warmup T                seconds streamed before measuring (default 2)
   --cycle K                 MoenchCycleFrames (default 500)
   --threads N               MoenchSourceThreads (default: the IOC's)
-  --ioc COMMAND             starts the IOC (default BUILD/ioc/run-iocClusterCUDA)
-  --epics-bin DIR           caget and caput (default: the build's EPICS base)
-  --build DIR               the build tree (default: build/ beside tools/)
-  --log FILE                keep the IOC's output there
 EOF
+    common_usage
 }
 rates=0,1300,6000,20000,50000 seconds=10 warmup=2 cycle=500 threads=""
-while [ $# -gt 0 ]; do
+script_option() {
     case $1 in
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --cycle) cycle=$2 ;; --threads) threads=$2 ;;
-    *) common_option "$1" "${2-}" || { usage >&2; exit 2; } ;;
+    *) return 1 ;;
     esac
-    shift 2 || { usage >&2; exit 2; }
-done
+}
+parse_options "$@"
 ioc_set_up
 
 start_ioc

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# ioc_process.sh: the example IOC as a process, shared by the IOC tests
+# (tests/ioc_common.sh) and the IOC scripts (tools/ioc_lib.sh), which
+# source it (POSIX sh): Channel Access on loopback on a port of the
+# caller's own, the IOC started with its shell reading a FIFO that the
+# caller holds open (closing it ends the IOC), and stopped by PID.
+# The caller sets ioc (the command), caget and work (a scratch folder).
+
+# ioc_loopback_ca PREFIX: the environment of the IOC to come and of its
+# clients: a private server port, loopback only, PVs named PREFIX...;
+# sets P (the prefix) and C (the cluster finder's).
+ioc_loopback_ca() {
+    EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000))
+    EPICS_CA_AUTO_ADDR_LIST=NO
+    EPICS_CA_ADDR_LIST=127.0.0.1
+    EPICS_CAS_INTF_ADDR_LIST=127.0.0.1
+    EPICS_CA_MAX_ARRAY_BYTES=10000000
+    PREFIX=$1
+    IOCSH_HISTFILE=$work/iocsh_history
+    export EPICS_CA_SERVER_PORT EPICS_CA_AUTO_ADDR_LIST EPICS_CA_ADDR_LIST \
+        EPICS_CAS_INTF_ADDR_LIST EPICS_CA_MAX_ARRAY_BYTES PREFIX IOCSH_HISTFILE
+    P=$PREFIX
+    C=${P}Cluster1:
+}
+
+pid=""
+# launch_ioc LOG: the IOC, its output in LOG; returns once the plugin
+# answers, or 1 (with LOG on stderr) if it ended or did not answer in 20 s.
+launch_ioc() {
+    rm -f "$work/stdin" && mkfifo "$work/stdin"
+    "$ioc" <"$work/stdin" >"$1" 2>&1 &
+    pid=$!
+    exec 9>"$work/stdin"
+    for _ in $(seq 100); do
+        "$caget" -w 0.2 "${C}PluginType_RBV" >/dev/null 2>&1 && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    cat "$1" >&2
+    return 1
+}
+
+# ioc_shell COMMAND: a command for the running IOC's shell.
+ioc_shell() { echo "$1" >&9; }
+
+# stop_ioc: closes the IOC's shell, and kills it if it has not ended 5 s on.
+stop_ioc() {
+    [ -n "$pid" ] || return 0
+    exec 9>&-
+    for _ in $(seq 25); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=""
+}
