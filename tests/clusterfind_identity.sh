@@ -1,7 +1,8 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # clusterfind_identity.sh: the same run twice, and one thread against
 # several, give byte-identical .clust files, from the built-in simulator
-# and from raw files; 3x3 and 9x9.
+# and from raw files; 3x3 and 9x9. A run without clusters says so.
 . "$(dirname "$0")/common.sh"
 
 # run NAME ARGS...: runs clusterfind, its summary into NAME.log.
@@ -33,4 +34,10 @@ for size in 3 9; do
         fail "a short dark run is not reported"
     grep -q "^frames: *8 " "$work/raw1.log" || fail "not 8 frames: $(cat "$work/raw1.log")"
 done
+# A threshold no photon clears: the summary says there is no peak.
+run none --simulate 4 --pedestal-frames 20 --nsigma 1000000
+grep -q "^clusters: *0 (0.0 per frame)" "$work/none.log" || fail "not 0 clusters: $(cat "$work/none.log")"
+grep -q "^spectrum: *no clusters in \[0, 2000) ADU (sum), 0 below, 0 above the range" "$work/none.log" ||
+    fail "an empty spectrum is not said to be empty: $(grep spectrum "$work/none.log")"
+grep -q "no Ka photon found" "$work/none.log" || fail "a median of no photons is printed"
 echo "identical .clust files: run twice, 1 vs 3 threads, raw 1 vs 2 threads, 3x3 and 9x9"

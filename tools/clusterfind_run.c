@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clusterfind_run.c: the job of clusterfind: train the pedestal on the
  * dark run, find the clusters of the data run batch by batch, write the
@@ -247,19 +248,27 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
            seconds, seconds > 0 ? (double)frames / seconds : 0.0);
     printf("clusters:  %" PRIu64 " (%.1f per frame), %" PRIu64
            " dropped in %" PRIu64 " frames\n",
-           stats.clusters, (double)stats.clusters / (double)frames,
+           stats.clusters,
+           frames > 0 ? (double)stats.clusters / (double)frames : 0.0,
            stats.clusters_dropped, stats.frames_truncated);
+    const char *energy = o->energy == CC_ENERGY_SUM ? "sum" : "sum2x2";
+    uint32_t bins = cc_spectrum_bins(job->spectrum);
     const uint64_t *counts = cc_spectrum_counts(job->spectrum);
     uint32_t peak = 0;
-    for (uint32_t i = 1; i < cc_spectrum_bins(job->spectrum); i++)
+    for (uint32_t i = 1; i < bins; i++)
         peak = counts[i] > counts[peak] ? i : peak;
-    printf("spectrum:  peak at %g ADU (bin %g..%g, %s), %" PRIu64
-           " below, %" PRIu64 " above the range\n",
-           0.5 * (cc_spectrum_edge(job->spectrum, peak) +
-                  cc_spectrum_edge(job->spectrum, peak + 1)),
-           cc_spectrum_edge(job->spectrum, peak),
-           cc_spectrum_edge(job->spectrum, peak + 1),
-           o->energy == CC_ENERGY_SUM ? "sum" : "sum2x2",
+    /* An empty histogram has no peak: bin 0 would only be the first. */
+    if (counts[peak] > 0)
+        printf("spectrum:  peak at %g ADU (bin %g..%g, %s), ",
+               0.5 * (cc_spectrum_edge(job->spectrum, peak) +
+                      cc_spectrum_edge(job->spectrum, peak + 1)),
+               cc_spectrum_edge(job->spectrum, peak),
+               cc_spectrum_edge(job->spectrum, peak + 1), energy);
+    else
+        printf("spectrum:  no clusters in [%g, %g) ADU (%s), ",
+               cc_spectrum_edge(job->spectrum, 0),
+               cc_spectrum_edge(job->spectrum, bins), energy);
+    printf("%" PRIu64 " below, %" PRIu64 " above the range\n",
            cc_spectrum_underflow(job->spectrum),
            cc_spectrum_overflow(job->spectrum));
     if (job->score != NULL) {
@@ -270,9 +279,14 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
                score.photons, 100 * score.efficiency, score.isolated_found,
                score.isolated_photons);
         printf("truth:     false clusters %.2g per pixel per frame (%" PRIu64
-               "); Ka cluster sum / true energy %.4f (median of %" PRIu64 ")\n",
-               score.false_rate, score.false_clusters, score.line0_ratio,
-               score.line0_found);
+               "); ",
+               score.false_rate, score.false_clusters);
+        if (score.line0_found > 0)
+            printf("Ka cluster sum / true energy %.4f (median of %" PRIu64
+                   ")\n",
+                   score.line0_ratio, score.line0_found);
+        else
+            printf("no Ka photon found\n");
     }
     const char *outputs[] = {o->output, o->spectrum, o->hitmap};
     for (int i = 0; i < 3; i++)
