@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * NDClusterCUDAPinnedArrays.cpp: the iocsh command that makes every
  * NDArrayPool of the IOC allocate its frame buffers page-locked, so that

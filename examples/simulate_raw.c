@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simulate_raw.c: the simulator and the raw writer through the public
  * API. Writes a simulated MÖNCH dark run and data run as raw files, in the

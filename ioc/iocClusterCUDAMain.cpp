@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iocClusterCUDAMain.cpp: the example IOC: runs the st.cmd it is given,
  * then the IOC shell. */
 #include "epicsExit.h"

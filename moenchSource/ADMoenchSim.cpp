@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ADMoenchSim.cpp: streams simulated or replayed MÖNCH frames as NDArrays.
  *

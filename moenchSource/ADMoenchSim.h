@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ADMoenchSim.h: an areaDetector driver that streams MÖNCH frames, either
  * simulated by libclustercore's simulator or replayed from a MÖNCH raw run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MoenchFrameFiller.cpp: see MoenchFrameFiller.h.
  *

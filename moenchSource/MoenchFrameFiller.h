@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MoenchFrameFiller.h: worker threads that copy frames into NDArrays from a
  * pool, in parallel, for a thread that takes them back in the order it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # clusterfind_bad_input.sh: missing files, wrong JSON, a truncated raw
 # file, a wrong image size, an unwritable output and bad options: a clear
 # one-line error, a non-zero exit status, and no output presented as

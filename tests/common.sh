@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # common.sh: what the program tests share, sourced by each: the programs
 # under test, a scratch directory removed on exit, and fail.
 set -eu

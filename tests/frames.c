@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* frames.c: see frames.h. */
 #include <check.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frames.h: hand-built frames for the unit tests. A "flat" finder is
  * trained on two frames BASE-1 and BASE+1, which gives every pixel X0 =

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu.c: the CUDA backend against the CPU backend, byte for byte: the
  * clusters of every frame and the pedestal after every batch, in both

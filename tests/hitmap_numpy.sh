@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # hitmap_numpy.sh: NumPy opens clusterfind's hit map as is (uint32, 2-D,
 # the frame's shape, as many counts as clusters) and reads the spectrum
 # CSV. Skipped, visibly, where python3 has no NumPy.

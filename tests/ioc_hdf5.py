@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ioc_hdf5.py: checks that an HDF5 file written by NDFileHDF5 from the
 plugin's address 0 holds, frame by frame, the clusters of a .clust file.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ioc_pinned.sh: the example IOC with NDClusterCUDAPinnedArrays on (st.cmd's
 # default) and off (PINNED_ARRAYS=0): the IOC says what memory its arrays
 # get (page-locked with a GPU, ordinary memory without), and either way

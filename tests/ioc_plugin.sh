@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ioc_plugin.sh: the example IOC for real, driven over Channel Access on
 # loopback with caget/caput: setpoints read back; the pedestal trains to
 # PedestalFrames; the plugin finds exactly the clusters clusterfind finds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """opi_check.py: checks the control-room screens against the running IOC.
 
 usage: opi_check.py RECORDS OPI_DIR ADCORE_OP_DIR ST_CMD PREFIX

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # opi_screens.sh: the control-room screens against the live example IOC.
 # The Phoebus (.bob) and caQtDM (.ui) screens must be well-formed XML.
 # tests/opi_check.py opens the plugin's screen, the source's and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # peer_aare.sh: aare's own CPU cluster finder and clusterfind on the same
 # simulated raw run, 3x3 and 9x9: the cluster centres must agree except
 # for aare's in-scan pedestal updates. Prints the figure; skips, visibly,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* suites.h: the Check suites of the unit test runner, one per file. */
 #ifndef SUITES_H
 #define SUITES_H

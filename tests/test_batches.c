@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_batches.c: the output is a pure function of the frames and the
  * settings: the same bytes for any thread count and batch size, nothing

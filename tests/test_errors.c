@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_errors.c: bad input gets an error code and a message, no crash,
  * and leaves the objects it was given as they were.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_ground_truth.c: the finder on simulated runs at default settings,
  * scored against the photons that made them (the issue's physics

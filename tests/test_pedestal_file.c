@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_pedestal_file.c: saving and loading the pedestal: exact round
  * trips in both states, and clear errors that change nothing on bad files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_simulator.c: the simulator draws what its model says, and frame k
  * of a seed is the same whatever the thread count or batch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* unit.c: runs every suite of libclustercore's unit tests. */
 #include <stdlib.h>
 

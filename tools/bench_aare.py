@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """bench_aare.py: frames per second of PSI aare's serial CPU cluster finder
 (the project's reference), on a raw run this project simulated, for the
 comparison in docs/benchmarks.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clusterbench: sustained frames per second of the cluster finder on
  * simulated MÖNCH-like frames, for each backend, input memory, cluster

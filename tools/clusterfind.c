@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clusterfind: finds the photon clusters of a MÖNCH raw run, trained on a
  * dark run, and writes them as an aare-compatible .clust file with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clusterfind.h: what the parts of the clusterfind program share: its
  * options, the sources of frames (a raw run or the simulator) and the run.

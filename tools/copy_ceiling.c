@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* copy_ceiling.c: see copy_ceiling.h. */
 #include <stdio.h>
 #include <time.h>

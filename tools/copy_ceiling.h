@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * copy_ceiling.h: the host-to-device copy rate of page-locked frames,
  * which bounds any GPU finder fed from host memory: the benchmark's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frame_source.c: frames for clusterfind from a raw run or from the
  * simulator, behind one interface. The raw reader's notices (missing or

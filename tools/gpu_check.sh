@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # gpu_check.sh STEP...: on a machine with an NVIDIA GPU that has nvcc but
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * source_totals: what the finder finds in the frames the example IOC's
  * simulated source (ADMoenchSim) sends, computed with the core alone, so

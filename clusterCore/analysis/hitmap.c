@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* hitmap.c: the count of cluster centres per pixel. */
 #include <stdlib.h>
 #include <string.h>

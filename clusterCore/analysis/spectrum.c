@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* spectrum.c: the histogram of cluster energies. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend.cu: the CUDA backend's host side. A batch is cut into chunks of
  * frames; each chunk takes one of `streams` slots (its own device buffers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * host_memory.cu: page-locked host memory, for frames the GPU reads and
  * cluster lists it writes without a copy in between.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kernels.cu: the CUDA kernels, compiled once per precision, and their
  * launchers. Built with --fmad=false and IEEE division and square root, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clust_file.c: cluster files as aare's ClusterFile and
  * slsDetectorCalibration write them. Per frame: int32 frame number,

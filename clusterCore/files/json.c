@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * json.c: a strict JSON reader (RFC 8259) for the detector's master files.
  * It builds a small tree; the master files are a few kilobytes, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * output_file.c: every file the library writes goes to path.XXXXXX first
  * and is renamed to path only when complete and synced, so a crash or a

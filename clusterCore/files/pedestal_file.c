@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pedestal_file.c: saves and loads the pedestal so that an IOC restart
  * needs no new dark run. The file holds the exact state (integer sums

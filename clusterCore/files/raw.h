@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * raw.h: what raw_master.c, raw_reader.c and raw_writer.c share: the
  * names of a run's files and the frame header, as the slsDetector

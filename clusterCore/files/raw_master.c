@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * raw_master.c: the master file of a MÖNCH raw run (slsDetector receiver
  * versions 7.x and 8.x) and the names of its data files. Only the keys

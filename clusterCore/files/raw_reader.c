@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * raw_reader.c: the frames of a MÖNCH raw run, file after file. What is
  * incomplete is skipped and said, never guessed at: a missing data file, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * raw_writer.c: writes a MÖNCH raw run the way the slsDetector receiver
  * does (version 7.2 master keys, 112-byte headers, complete packet

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * result_files.c: the spectrum as CSV and the hit map as a NumPy .npy
  * file, the two forms beamline scientists open directly (a spreadsheet or

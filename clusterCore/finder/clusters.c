@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* clusters.c: growable per-batch cluster lists that keep their memory. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* config.c: default settings and their validation. */
 #include <inttypes.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpu_backend.c: runs batches of frames on the CPU. Each worker thread
  * decides a fixed band of rows; the threads meet at a barrier after every

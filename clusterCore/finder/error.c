@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* error.c: return codes, their descriptions, and message formatting. */
 #include <stdio.h>
 

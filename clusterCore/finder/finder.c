@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * finder.c: the finder's life cycle and the checks in front of every
  * public call. The arithmetic lives in pedestal.c and pixel_cpu.c, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * host_memory.c: page-locked host memory in builds without the CUDA
  * backend, where nothing needs it: ordinary memory, and no locking.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread_pool.c: a fixed set of worker threads that run one task together,
  * with a barrier between the frames of a batch. Thread 0 is the caller, so

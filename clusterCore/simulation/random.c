@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * random.c: counter-based random numbers for the simulator. A number is a
  * hash of (seed, stream, frame, index) rather than the next state of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simulator.c: MÖNCH-like frames with ground truth. A frame is the
  * per-pixel dark level, Gaussian noise of the pixel's rms, and the charge

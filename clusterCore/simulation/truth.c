@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* truth.c: the simulator's ground truth, the photons of each frame. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * truth_score.c: how well clusters match the simulator's photons, by the
  * rules stated in clustercore.h: efficiency for isolated photons, false

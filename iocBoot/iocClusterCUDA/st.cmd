@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # st.cmd: the example IOC. A simulated MÖNCH frame source feeds
 # NDPluginClusterCUDA; NDFileHDF5 writes the clusters of every frame;
 # NDPluginStats watches the raw frames; NDStdArrays serves the hit map.
