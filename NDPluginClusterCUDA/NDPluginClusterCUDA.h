@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * NDPluginClusterCUDA.h: an areaDetector plugin over libclustercore. It
  * translates PVs and NDArrays into core calls and back; the finder's
@@ -75,6 +76,12 @@ public:
                         int priority, int stackSize, int outputThreads);
     ~NDPluginClusterCUDA();
     enum { MAX_OUTPUT_THREADS = 8 }; /* outputThreads is 1 to this */
+    /* The NDArray addresses the plugin publishes on. */
+    enum {
+        ADDRESS_CLUSTERS = 0, /* each frame's clusters, NDInt32 */
+        ADDRESS_HITMAP = 1,   /* the hit map, NDUInt32, every SpectrumPeriod */
+        NUM_ADDRESSES = 2
+    };
 
     void processCallbacks(NDArray *pArray);
     /* The publisher thread's loop: spectrum, hit map and noise every
@@ -166,7 +173,11 @@ private:
         cc_spectrum *spectrum;
         cc_hitmap *hitmap;
     };
+    void startThreads(const char *portName);
+    static void releaseArrays(std::vector<NDArray *> &arrays);
     void refuse(NDArray *pArray, const char *why);
+    asynStatus refuseWrite(asynUser *pasynUser, const char *format, ...);
+    static bool spectrumValid(int energy, int bins, double min, double max);
     void processHeld();
     template <typename Ready>
     void awaitBatches(epicsEvent &event, Ready ready);

@@ -55,7 +55,17 @@ for setting in NSigma:4.5 ClusterSizeX:5 ClusterSizeY:7 MaxClusters:1234 \
 done
 "$caput" -c -w 5 "${C}ClusterSizeX" 4 >/dev/null 2>&1 || true
 [ "$(get "${C}ClusterSizeX_RBV")" = 5 ] || fail "an even cluster size was taken"
-echo "ok: setpoints read back, an even cluster size is refused"
+# A spectrum range the core cannot make is refused at the write, so that
+# no batch meets it (the bins are clamped by the record): the readbacks
+# keep the values in force, and the status says why.
+for setting in SpectrumMin:2500 SpectrumMax:-1; do
+    "$caput" -c -w 5 "${C}${setting%%:*}" "${setting#*:}" >/dev/null 2>&1 || true
+done
+[ "$(get "${C}SpectrumMin_RBV")" = 0 ] && [ "$(get "${C}SpectrumMax_RBV")" = 2000 ] ||
+    fail "a spectrum range the core refuses was taken: $(get "${C}SpectrumMin_RBV")..$(get "${C}SpectrumMax_RBV")"
+getstr "${C}StatusMessage_RBV" | grep -q "spectrum range \[0, -1) refused" ||
+    fail "no word of the refused spectrum: $(getstr "${C}StatusMessage_RBV")"
+echo "ok: setpoints read back, an even cluster size and an impossible spectrum are refused"
 # The pedestal needs frames in order: one processing thread and one
 # finder thread, whatever maxThreads says; maxThreads (3 here) output
 # threads publish.

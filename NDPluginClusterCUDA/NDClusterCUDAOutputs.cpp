@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NDClusterCUDAOutputs.cpp: the NDArrays and waveforms the plugin makes:
+ * each frame's cluster array (address 0), and the spectrum, the hit map
+ * (address 1) and the noise mean, summed over the output threads' parts
+ * and published every SpectrumPeriod.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <utility>
+
+#include <epicsThread.h>
+
+#include "NDPluginClusterCUDA.h"
+
+void NDPluginClusterCUDA::publisherTask()
+{
+    for (;;) {
+        double period;
+        lock();
+        getDoubleParam(ClusterSpectrumPeriod, &period);
+        if (unpublished_) {
+            publishSlow(false);
+            callParamCallbacks();
+        }
+        unlock();
+        epicsThreadSleep(period > 0.05 ? period / 2 : 0.05);
+    }
+}
+
+/* A spectrum as asked and, for a new frame size, a hit map, for every
+ * output thread (finder lock held, port not; takes the accumulator locks). */
+int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
+                                             int bins, double min, double max,
+                                             char *message)
+{
+    const unsigned parts = outputThreads_;
+    bool newHitmaps = rows != rows_ || cols != cols_ ||
+                      accumulators_[0].hitmap == NULL;
+    cc_spectrum *spectra[MAX_OUTPUT_THREADS] = {NULL};
+    cc_hitmap *hitmaps[MAX_OUTPUT_THREADS] = {NULL};
+    double *counts = NULL, *centres = NULL, *rms = NULL;
+    int rc = bins > 0 ? CC_OK : CC_EINVAL;
+    for (unsigned i = 0; rc == CC_OK && i < parts; i++)
+        rc = cc_spectrum_new(&spectra[i], (cc_energy)energy, (uint32_t)bins,
+                             min, max);
+    if (rc != CC_OK) {
+        snprintf(message, CC_MESSAGE_SIZE,
+                 "spectrum settings refused: %d bins on [%g, %g)", bins, min,
+                 max);
+    } else {
+        counts = (double *)calloc((size_t)bins, sizeof *counts);
+        centres = (double *)calloc((size_t)bins, sizeof *centres);
+        if (newHitmaps)
+            rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
+        rc = counts != NULL && centres != NULL && (rms != NULL || !newHitmaps)
+                 ? CC_OK
+                 : CC_ENOMEM;
+        for (unsigned i = 0; rc == CC_OK && newHitmaps && i < parts; i++)
+            rc = cc_hitmap_new(&hitmaps[i], (uint32_t)rows, (uint32_t)cols);
+        if (rc != CC_OK)
+            snprintf(message, CC_MESSAGE_SIZE,
+                     "out of memory for the spectrum and hit map");
+    }
+    if (rc != CC_OK) {
+        for (unsigned i = 0; i < parts; i++) {
+            cc_spectrum_destroy(spectra[i]);
+            cc_hitmap_destroy(hitmaps[i]);
+        }
+        free(counts);
+        free(centres);
+        free(rms);
+        return rc;
+    }
+    for (int i = 0; i < bins; i++)
+        centres[i] = 0.5 * (cc_spectrum_edge(spectra[0], (uint32_t)i) +
+                            cc_spectrum_edge(spectra[0], (uint32_t)i + 1));
+    free(spectrumCounts_);
+    free(spectrumCentres_);
+    spectrumCounts_ = counts;
+    spectrumCentres_ = centres;
+    if (newHitmaps) {
+        free(rms_);
+        rms_ = rms;
+    }
+    for (unsigned i = 0; i < parts; i++) {
+        Accumulator &part = accumulators_[i];
+        part.lock.lock();
+        std::swap(part.spectrum, spectra[i]);
+        if (newHitmaps)
+            std::swap(part.hitmap, hitmaps[i]);
+        part.lock.unlock();
+        cc_spectrum_destroy(spectra[i]);
+        cc_hitmap_destroy(hitmaps[i]);
+    }
+    return CC_OK;
+}
+
+/* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded
+ * (port unlocked: the pool has its own lock). */
+NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
+                                           const cc_frame_clusters &frame,
+                                           int maxClusters)
+{
+    size_t cells = (size_t)frame.size_x * frame.size_y;
+    size_t dims[2] = {2 + cells, (size_t)(maxClusters > 0 ? maxClusters : 1)};
+    NDArray *pOut = pNDArrayPool->alloc(2, dims, NDInt32, 0, NULL);
+    if (pOut == NULL)
+        return NULL;
+    epicsInt32 *row = (epicsInt32 *)pOut->pData;
+    size_t rows = frame.count < dims[1] ? frame.count : dims[1];
+    /* A plain loop: a call to memcpy for each short row costs more than
+     * the copy. (Stores that bypass the cache were slower on the H200's
+     * host: docs/benchmarks.md.) */
+    const int32_t *values = frame.values;
+    for (size_t i = 0; i < rows; i++) {
+        row[0] = frame.x[i];
+        row[1] = frame.y[i];
+        for (size_t c = 0; c < cells; c++)
+            row[2 + c] = values[c];
+        values += cells;
+        row += dims[0];
+    }
+    /* Only the padding is cleared: the array is written once. */
+    memset(row, 0, (dims[1] - rows) * dims[0] * sizeof *row);
+    pOut->uniqueId = pInput->uniqueId;
+    pOut->timeStamp = pInput->timeStamp;
+    pOut->epicsTS = pInput->epicsTS;
+    epicsInt32 count = (epicsInt32)frame.count;
+    epicsInt32 dropped = (epicsInt32)frame.dropped;
+    pOut->pAttributeList->add("NumClusters", "clusters stored in this array",
+                              NDAttrInt32, &count);
+    pOut->pAttributeList->add("DroppedClusters",
+                              "clusters found beyond MaxClusters",
+                              NDAttrInt32, &dropped);
+    return pOut;
+}
+
+/* Spectrum, hit map and noise mean, at most once per SpectrumPeriod
+ * (port locked; takes the finder and the accumulator locks). The output
+ * threads' parts are summed. */
+void NDPluginClusterCUDA::publishSlow(bool force)
+{
+    double period;
+    getDoubleParam(ClusterSpectrumPeriod, &period);
+    epicsTimeStamp now;
+    epicsTimeGetCurrent(&now);
+    if (!force && epicsTimeDiffInSeconds(&now, &lastPublished_) < period)
+        return;
+    finderLock_.lock();
+    if (accumulators_[0].spectrum == NULL || accumulators_[0].hitmap == NULL) {
+        finderLock_.unlock();
+        return;
+    }
+    lastPublished_ = now;
+    unpublished_ = false;
+    size_t pixels = (size_t)rows_ * cols_;
+    size_t dims[2] = {(size_t)cols_, (size_t)rows_};
+    NDArray *pHits = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
+    uint32_t *hits = pHits != NULL ? (uint32_t *)pHits->pData : NULL;
+    uint32_t bins = cc_spectrum_bins(accumulators_[0].spectrum);
+    std::fill(spectrumCounts_, spectrumCounts_ + bins, 0.0);
+    if (hits != NULL)
+        std::fill(hits, hits + pixels, 0u);
+    for (unsigned part = 0; part < outputThreads_; part++) {
+        Accumulator &accumulator = accumulators_[part];
+        accumulator.lock.lock();
+        const uint64_t *counts = cc_spectrum_counts(accumulator.spectrum);
+        for (uint32_t i = 0; i < bins; i++)
+            spectrumCounts_[i] += (double)counts[i];
+        /* The sum saturates, as each part does. */
+        const uint32_t *partHits = cc_hitmap_counts(accumulator.hitmap);
+        for (size_t p = 0; hits != NULL && p < pixels; p++)
+            hits[p] = partHits[p] > UINT32_MAX - hits[p]
+                          ? UINT32_MAX
+                          : hits[p] + partHits[p];
+        accumulator.lock.unlock();
+    }
+    double noise = 0;
+    bool haveNoise = finder_ != NULL &&
+                     cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK;
+    for (size_t p = 0; haveNoise && p < pixels; p++)
+        noise += rms_[p];
+    noise /= (double)pixels;
+    /* The waveforms' arrays are replaced under the finder lock. */
+    doCallbacksFloat64Array(spectrumCounts_, bins, ClusterSpectrum, 0);
+    doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
+    finderLock_.unlock();
+    if (haveNoise)
+        setDoubleParam(ClusterNoiseMean, noise);
+    if (pHits != NULL) {
+        getTimeStamp(&pHits->epicsTS);
+        doCallbacksGenericPointer(pHits, NDArrayData, ADDRESS_HITMAP);
+        pHits->release();
+    }
+}

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NDClusterCUDAPipeline.cpp: the batch pipeline behind processCallbacks.
+ * The processing thread hands batches of held arrays over; the finder
+ * thread makes one core call a batch, in order; output threads take the
+ * batches in turn and publish them in order. Batch k lives in slot
+ * k % batchSlots_ from the moment it is filled until it is published.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <epicsThread.h>
+
+#include "NDPluginClusterCUDA.h"
+
+/* What an output thread starts with. */
+struct OutputStart {
+    NDPluginClusterCUDA *plugin;
+    unsigned index;
+};
+
+static void publisherTaskC(void *plugin)
+{
+    static_cast<NDPluginClusterCUDA *>(plugin)->publisherTask();
+}
+
+static void finderTaskC(void *plugin)
+{
+    static_cast<NDPluginClusterCUDA *>(plugin)->finderTask();
+}
+
+static void outputTaskC(void *start)
+{
+    OutputStart *output = static_cast<OutputStart *>(start);
+    output->plugin->outputTask(output->index);
+}
+
+/* Starts the publisher, the finder and the output threads (constructor).
+ * Without the finder or an output thread, batches are worked inline. */
+void NDPluginClusterCUDA::startThreads(const char *portName)
+{
+    if (epicsThreadCreate("NDClusterCUDAPublish", epicsThreadPriorityLow,
+                          epicsThreadGetStackSize(epicsThreadStackMedium),
+                          publisherTaskC, this) == NULL)
+        setStatus("could not start the publisher thread: spectra are "
+                  "published with frames only");
+    /* Named after the port, so that a benchmark can find their CPU time;
+     * as urgent as the processing thread, which feeds them. */
+    char name[64];
+    epicsSnprintf(name, sizeof name, "%s_Finder", portName);
+    if (epicsThreadCreate(name, epicsThreadPriorityMedium,
+                          epicsThreadGetStackSize(epicsThreadStackMedium),
+                          finderTaskC, this) == NULL)
+        threadsMissing_ = true;
+    for (unsigned i = 0; i < outputThreads_; i++) {
+        epicsSnprintf(name, sizeof name, "%s_Out%u", portName, i);
+        OutputStart *start = new OutputStart; /* the thread's, for good */
+        start->plugin = this;
+        start->index = i;
+        if (epicsThreadCreate(name, epicsThreadPriorityMedium,
+                              epicsThreadGetStackSize(epicsThreadStackMedium),
+                              outputTaskC, start) == NULL) {
+            delete start;
+            threadsMissing_ = true;
+        }
+    }
+}
+
+/* snprintf for messages to people, which may end cut short. */
+static void formatMessage(char *message, size_t size, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, size, format, args);
+    va_end(args);
+}
+
+void NDPluginClusterCUDA::releaseArrays(std::vector<NDArray *> &arrays)
+{
+    for (size_t k = 0; k < arrays.size(); k++)
+        arrays[k]->release();
+    arrays.clear();
+}
+
+/* Creates the finder, or reconfigures it (finder lock held, port not:
+ * what to tell the user goes into message, CC_MESSAGE_SIZE bytes). */
+int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
+                                     char *message)
+{
+    if (finder_ == NULL)
+        return cc_finder_new(&finder_, &config, message);
+    int rc = cc_finder_set_config(finder_, &config);
+    if (rc != CC_OK)
+        snprintf(message, CC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
+    else if (newFrameSize)
+        snprintf(message, CC_MESSAGE_SIZE,
+                 "frame size changed to %u x %u: the pedestal is reset",
+                 config.cols, config.rows);
+    return rc;
+}
+
+/* Hands the held arrays, with what the PVs ask now, to the finder thread
+ * as one batch (port locked; it is unlocked while a batch slot is waited
+ * for). Without the finder and output threads (blocking callbacks, or
+ * they could not start) every batch out is published first, and this
+ * one is worked and published here. */
+void NDPluginClusterCUDA::processHeld()
+{
+    int blocking;
+    getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
+    Job job;
+    int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
+    job.config = wantedConfig(rows, cols);
+    getIntegerParam(ClusterMaxClusters, &job.maxClusters);
+    getIntegerParam(ClusterSpectrumEnergy, &job.energy);
+    getIntegerParam(ClusterSpectrumBins, &job.bins);
+    getDoubleParam(ClusterSpectrumMin, &job.min);
+    getDoubleParam(ClusterSpectrumMax, &job.max);
+    job.settingsChanged = settingsChanged_;
+    job.spectrumChanged = spectrumChanged_;
+    settingsChanged_ = spectrumChanged_ = false;
+    /* A LoadPedestal asked for before the frame size was known (as after
+     * an IOC restart) is done now, before these frames. */
+    job.load = pendingLoad_;
+    pendingLoad_ = false;
+    job.loadPath[0] = '\0';
+    if (job.load)
+        getStringParam(ClusterPedestalFile, sizeof job.loadPath, job.loadPath);
+
+    bool publishHere = blocking || threadsMissing_;
+    this->unlock();
+    Batch &batch = emptyBatch(publishHere);
+    batch.job = job;
+    batch.arrays.swap(held_); /* held_ is this thread's alone */
+    if (publishHere) {
+        runFinder(batch);
+        prepareBatch(batch, accumulators_[0]);
+        this->lock();
+        publishBatch(batch);
+    } else {
+        handOver();
+        this->lock();
+    }
+    callParamCallbacks();
+}
+
+/* Trains on, or finds the clusters of, a batch's arrays in one core call,
+ * after any reconfiguration its job asks for (finder thread, or the
+ * processing thread without one; port unlocked). What the user is to be
+ * told waits in the batch for reportBatch. */
+void NDPluginClusterCUDA::runFinder(Batch &batch)
+{
+    const Job &job = batch.job;
+    const size_t n = batch.arrays.size();
+    int rows = (int)job.config.rows, cols = (int)job.config.cols;
+    finderLock_.lock();
+    batch.message[0] = '\0';
+    batch.backend.clear();
+    batch.newFrameSize = rows != rows_ || cols != cols_;
+    bool reconfigure = job.settingsChanged || batch.newFrameSize ||
+                       finder_ == NULL;
+    int rc = CC_OK;
+    if (reconfigure)
+        rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
+                         batch.message);
+    if (rc == CC_OK && (job.spectrumChanged || batch.newFrameSize))
+        rc = prepareAccumulators(rows, cols, job.energy, job.bins, job.min,
+                                 job.max, batch.message);
+    if (rc == CC_OK) {
+        rows_ = rows;
+        cols_ = cols;
+    }
+    if (rc == CC_OK && job.load) {
+        rc = cc_finder_load_pedestal(finder_, job.loadPath);
+        formatMessage(batch.message, sizeof batch.message, "%s%s",
+                      rc == CC_OK ? "pedestal loaded from " : "",
+                      rc == CC_OK ? job.loadPath
+                                  : cc_finder_last_error(finder_));
+    }
+    if (reconfigure && finder_ != NULL)
+        batch.backend = cc_finder_backend_description(finder_);
+    batch.trained = 0;
+    batch.found = 0;
+    batch.finderTime = -1;
+    if (rc == CC_OK) {
+        epicsTimeStamp start, end;
+        epicsTimeGetCurrent(&start);
+        cc_finder_get_stats(finder_, &batch.stats);
+        /* Dark frames first while training; once the pedestal is ready
+         * the rest go to the finder together. */
+        while (rc == CC_OK && batch.trained < n &&
+               batch.stats.state == CC_PEDESTAL_TRAINING) {
+            rc = cc_finder_train(
+                finder_, (const uint16_t *)batch.arrays[batch.trained]->pData,
+                1);
+            if (rc == CC_OK)
+                batch.trained++;
+            cc_finder_get_stats(finder_, &batch.stats);
+        }
+        /* The pointer and number lists are the finder thread's (or,
+         * without it, the processing thread's). */
+        finderFrames_.clear();
+        finderNumbers_.clear();
+        for (size_t k = batch.trained; rc == CC_OK && k < n; k++) {
+            finderFrames_.push_back((const uint16_t *)batch.arrays[k]->pData);
+            finderNumbers_.push_back((uint64_t)batch.arrays[k]->uniqueId);
+        }
+        if (!finderFrames_.empty()) {
+            rc = cc_finder_process_list(finder_, finderFrames_.data(),
+                                        finderNumbers_.data(),
+                                        finderFrames_.size(), batch.clusters);
+            if (rc == CC_OK)
+                batch.found = finderFrames_.size();
+        }
+        epicsTimeGetCurrent(&end);
+        batch.finderTime =
+            epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
+        if (rc != CC_OK)
+            snprintf(batch.message, sizeof batch.message, "%s",
+                     cc_finder_last_error(finder_));
+        cc_finder_get_stats(finder_, &batch.stats);
+    }
+    finderLock_.unlock();
+    batch.rc = rc;
+    if (rc != CC_OK && n > 1 && batch.trained + batch.found < n) {
+        /* Say how many arrays the failure cost, not only why. */
+        size_t used = strlen(batch.message);
+        snprintf(batch.message + used, sizeof batch.message - used,
+                 " (%zu of %zu arrays not processed)",
+                 n - batch.trained - batch.found, n);
+    }
+}
+
+/* Tells the user what the finder made of a batch (port locked). */
+void NDPluginClusterCUDA::reportBatch(const Batch &batch)
+{
+    const cc_finder_stats &stats = batch.stats;
+    if (batch.message[0] != '\0')
+        setStatus("%s", batch.message);
+    if (batch.finderTime >= 0)
+        setDoubleParam(ClusterFinderTime, batch.finderTime);
+    setIntegerParam(ClusterLastBatch, (int)batch.arrays.size());
+    if (batch.newFrameSize && batch.rc == CC_OK && batch.message[0] != '\0')
+        formatMessage(trainingNote_, sizeof trainingNote_, " (%s)",
+                      batch.message);
+    if (!batch.backend.empty())
+        setStringParam(ClusterBackendInUse, batch.backend.c_str());
+    if (batch.trained + batch.found == 0)
+        return;
+    setIntegerParam(ClusterPedestalState, stats.state);
+    setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
+    setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
+    setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
+    if (batch.rc == CC_OK && batch.found == 0 && batch.message[0] == '\0') {
+        if (stats.state == CC_PEDESTAL_READY) {
+            setStatus("pedestal ready after %u dark frames",
+                      stats.pedestal_window);
+            trainingNote_[0] = '\0';
+        } else {
+            setStatus("training the pedestal: %u of %u dark frames%s",
+                      (unsigned)stats.frames_trained, stats.pedestal_window,
+                      trainingNote_);
+        }
+    }
+}
+
+/* Waits on event until ready(), which is tested with batchLock_ held. */
+template <typename Ready>
+void NDPluginClusterCUDA::awaitBatches(epicsEvent &event, Ready ready)
+{
+    batchLock_.lock();
+    while (!ready()) {
+        batchLock_.unlock();
+        event.wait();
+        batchLock_.lock();
+    }
+    batchLock_.unlock();
+}
+
+/* The batch the processing thread fills next, once it is free (and,
+ * when `all`, once every batch handed over is out), port unlocked. */
+NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
+{
+    uint64_t most = all ? 1 : batchSlots_;
+    awaitBatches(batchEmptied_,
+                 [&] { return handedOver_ - published_ < most; });
+    /* handedOver_ changes only on this thread. */
+    return batches_[handedOver_ % batchSlots_];
+}
+
+/* Gives the batch emptyBatch() returned to the finder thread. */
+void NDPluginClusterCUDA::handOver()
+{
+    batchLock_.lock();
+    handedOver_++;
+    batchLock_.unlock();
+    batchHandedOver_.signal();
+}
+
+void NDPluginClusterCUDA::finderTask()
+{
+    for (uint64_t number = 0;; number++) {
+        Batch &batch = batches_[number % batchSlots_];
+        awaitBatches(batchHandedOver_, [&] { return handedOver_ > number; });
+        runFinder(batch);
+        batchLock_.lock();
+        found_++;
+        batchLock_.unlock();
+        batchFound_[number % outputThreads_].signal();
+    }
+}
+
+void NDPluginClusterCUDA::outputTask(unsigned index)
+{
+    for (uint64_t number = index;; number += outputThreads_) {
+        Batch &batch = batches_[number % batchSlots_];
+        awaitBatches(batchFound_[index], [&] { return found_ > number; });
+        prepareBatch(batch, accumulators_[index]);
+        /* Arrays leave in order: after the batch before. */
+        awaitBatches(publishTurn_[index],
+                     [&] { return published_ == number; });
+        lock();
+        publishBatch(batch);
+        callParamCallbacks();
+        unlock();
+        batchLock_.lock();
+        published_++;
+        batchLock_.unlock();
+        publishTurn_[(index + 1) % outputThreads_].signal();
+        batchEmptied_.signal();
+    }
+}
+
+/* Fills a batch's cluster arrays and adds its clusters to one part of
+ * the spectrum and hit map (their counts do not depend on the order
+ * batches come in), port unlocked. Frame by frame: a frame's clusters
+ * are read from memory once, and are in cache for the spectrum and hit
+ * map. */
+void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
+{
+    batch.outputs.clear();
+    for (size_t i = 0; i < batch.found; i++) {
+        cc_frame_clusters frame;
+        cc_clusters_frame(batch.clusters, i, &frame);
+        batch.outputs.push_back(clusterArray(batch.arrays[batch.trained + i],
+                                             frame, batch.job.maxClusters));
+        accumulator.lock.lock();
+        cc_spectrum_add_frame(accumulator.spectrum, &frame);
+        cc_hitmap_add_frame(accumulator.hitmap, &frame);
+        accumulator.lock.unlock();
+    }
+}
+
+/* Reports and publishes a prepared batch's cluster arrays and releases
+ * its inputs (port locked). */
+void NDPluginClusterCUDA::publishBatch(Batch &batch)
+{
+    /* Arrays count as through the plugin when their results are out, so
+     * that ArrayCounter_RBV and TotalClusters_RBV agree. ArrayCounter
+     * counts every array, but the other input parameters (UniqueId,
+     * timestamps, dimensions) are set once, from the last, which is also
+     * the one ProcessPlugin hands over again: their callbacks, per
+     * array, cost more than the finder. */
+    int counter;
+    getIntegerParam(NDArrayCounter, &counter);
+    setIntegerParam(NDArrayCounter, counter + (int)batch.arrays.size() - 1);
+    NDPluginDriver::beginProcessCallbacks(batch.arrays.back());
+    reportBatch(batch);
+    if (batch.found > 0) {
+        cc_frame_clusters last;
+        cc_clusters_frame(batch.clusters, batch.found - 1, &last);
+        /* Found, stored or not: DroppedClusters_RBV says how many the
+         * cap kept out of the array. */
+        setIntegerParam(ClusterNumClusters, (int)(last.count + last.dropped));
+    }
+    for (size_t i = 0; i < batch.outputs.size(); i++) {
+        if (batch.outputs[i] != NULL)
+            NDPluginDriver::endProcessCallbacks(batch.outputs[i], false, true);
+        else
+            setStatus("no NDArray for the clusters: the pool is exhausted");
+    }
+    releaseArrays(batch.arrays);
+    unpublished_ = true;
+    publishSlow(false);
+}
