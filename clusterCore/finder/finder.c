@@ -344,6 +344,11 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
     struct cc__frames frames = {first, each, finder->pedestal.pixels};
     int rc;
 #ifdef CC_HAVE_CUDA
+    /* A fall-back whose CPU backend could not be made left no backend. */
+    if (finder->backend == CC_BACKEND_CUDA && finder->cuda == NULL)
+        return FAIL(finder, CC_EDEVICE,
+                    "no backend: the GPU failed and the CPU backend could "
+                    "not be made; set the configuration again");
     if (finder->backend == CC_BACKEND_CUDA) {
         rc = cc__cuda_process(finder->cuda, &finder->config, &frames,
                               frame_numbers, finder->counts.frames_processed,
