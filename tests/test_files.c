@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_files.c: raw runs, .clust files, the spectrum CSV and the hit map
  * .npy: exact round trips, aare's own bytes, and damaged or wrong input
@@ -283,7 +284,52 @@ static long file_size(const char *path)
     return stat(path, &status) == 0 ? (long)status.st_size : -1;
 }
 
-/* aare's own .clust file reads as SPEC describes it and writes back
+/* A run that PSI's slsReceiver 9.2.0 wrote (version 7.2 master file) of
+ * the virtual MÖNCH server, read as it is: 5 complete frames, numbered
+ * from 1, of the server's fixed pattern (pixel = row / 8 + 1). */
+START_TEST(raw_real_receiver_run)
+{
+    const char *receiver_master =
+        TEST_DATA_DIR "/slsreceiver-9.2.0/moench_virtual_master_0.json";
+    char message[CC_MESSAGE_SIZE];
+    cc_raw_reader *reader;
+    ck_assert_msg(cc_raw_reader_open(&reader, receiver_master, message) == CC_OK, "%s",
+                  message);
+    cc_raw_info info;
+    ck_assert_int_eq(cc_raw_reader_info(reader, &info), CC_OK);
+    ck_assert_uint_eq(info.rows, 400);
+    ck_assert_uint_eq(info.cols, 400);
+    ck_assert_uint_eq(info.frames, 5);
+    ck_assert_uint_eq(info.files, 1);
+    enum { PIXELS = 400 * 400 };
+    uint16_t *pixels = malloc(6 * PIXELS * sizeof *pixels);
+    ck_assert_ptr_nonnull(pixels);
+    uint64_t read_numbers[6];
+    size_t n;
+    ck_assert_int_eq(cc_raw_reader_read(reader, pixels, read_numbers, 6, &n, message),
+                     CC_OK);
+    ck_assert_uint_eq(n, 5);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_uint_eq(read_numbers[k], k + 1);
+        for (size_t p = 0; p < PIXELS; p++)
+            ck_assert_uint_eq(pixels[k * PIXELS + p], p / 400 / 8 + 1);
+    }
+    ck_assert_ptr_null(cc_raw_reader_notice(reader));
+    ck_assert_int_eq(cc_raw_reader_read(reader, pixels, read_numbers, 6, &n, message),
+                     CC_OK);
+    ck_assert_uint_eq(n, 0);
+    cc_raw_stats stats;
+    ck_assert_int_eq(cc_raw_reader_stats(reader, &stats), CC_OK);
+    ck_assert_uint_eq(stats.frames_read, 5);
+    ck_assert_uint_eq(stats.frames_padded + stats.files_missing +
+                          stats.files_truncated,
+                      0);
+    cc_raw_reader_close(reader);
+    free(pixels);
+}
+END_TEST
+
+/* aare's own .clust file reads as docs/spec.md describes it and writes back
  * byte-identical. */
 START_TEST(clust_fixture_round_trip)
 {
@@ -462,6 +508,7 @@ Suite *suite_files(void)
     tcase_add_test(files, raw_version_8);
     tcase_add_test(files, raw_damage_reported);
     tcase_add_test(files, raw_bad_masters);
+    tcase_add_test(files, raw_real_receiver_run);
     tcase_add_test(files, json_is_strict);
     tcase_add_test(files, clust_fixture_round_trip);
     tcase_add_test(files, clust_round_trip_9x9);
