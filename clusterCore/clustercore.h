@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clustercore.h: the public interface of libclustercore, a photon cluster
  * finder for charge-integrating pixel detectors such as PSI's MÖNCH.
  *
  * The finder subtracts a running per-pixel pedestal, keeps what clears
  * nsigma * rms, and cuts an Nx x Ny cluster around each local maximum. Its
- * arithmetic and decisions are specified in SPEC.md; every backend produces
+ * arithmetic and decisions are specified in docs/spec.md; every backend produces
  * the same bytes for the same frames and settings.
  *
  * Conventions: every public symbol starts with cc_. Functions that can fail
@@ -68,7 +69,7 @@ CC_API const char *cc_error_name(int code);
 /* ------------------------------------------------------------------ */
 
 typedef enum cc_precision {
-    CC_PRECISION_FLOAT = 0, /* default: SPEC's centred state makes float safe */
+    CC_PRECISION_FLOAT = 0, /* default: the spec's centred state makes float safe */
     CC_PRECISION_DOUBLE = 1
 } cc_precision;
 
@@ -204,7 +205,7 @@ CC_API int cc_finder_train(cc_finder *finder, const uint16_t *frames,
 CC_API int cc_finder_finish_training(cc_finder *finder);
 
 /* Finds the clusters of n_frames consecutive frames and updates the
- * pedestal after each, as SPEC's frozen model says. frame_numbers (may be
+ * pedestal after each, as the spec's frozen model says. frame_numbers (may be
  * NULL: then frames are numbered from frames_processed) labels the output.
  * On success *clusters holds exactly these frames; on failure it holds none
  * and the finder is as before the call. */

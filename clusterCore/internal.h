@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * internal.h: declarations shared by libclustercore's source files and its
  * tests. Internal symbols start with cc__ and are hidden from the shared
@@ -38,7 +39,7 @@ void *cc__grow(void *array, size_t *capacity, size_t needed,
 /* The thread count that 0 (one per online CPU) or n stands for. */
 unsigned cc__resolve_threads(uint32_t threads);
 
-/* c3nsigma = sqrt(Nx * Ny) * nsigma, computed once in double as SPEC says;
+/* c3nsigma = sqrt(Nx * Ny) * nsigma, computed once in double as docs/spec.md says;
  * every backend rounds it to its precision (config.c). */
 double cc__c3nsigma(const cc_config *config);
 
@@ -171,7 +172,7 @@ struct cc__frame_job {
     uint32_t max_clusters;
     uint32_t window;
     double nsigma;
-    double c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, as SPEC says */
+    double c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, as docs/spec.md says */
     const uint16_t *baseline;
     const void *s_in, *s2_in; /* state left by the previous frame */
     void *s_out, *s2_out;     /* state this frame leaves */

@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """peer_aare.py: runs aare's own CPU cluster finder on a raw run and
 compares its cluster centres, frame by frame, with a .clust file of ours.
 
 usage: peer_aare.py DARK_MASTER DATA_MASTER OURS.clust SIZE MAX_DISAGREEMENT
 
-aare updates the pedestal during its raster scan, where SPEC's frozen
+aare updates the pedestal during its raster scan, where the spec's frozen
 model updates after the frame, so a few clusters may differ; the script
 prints the figure and fails when the share of clusters found by only one
 finder exceeds MAX_DISAGREEMENT.

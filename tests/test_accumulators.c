@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_accumulators.c: cluster energies, the spectrum and the hit map
- * (SPEC section 4).
+ * (docs/spec.md §4).
  */
 #include <check.h>
 #include <math.h>
@@ -77,7 +78,7 @@ START_TEST(spectrum_bins_and_overflow)
 }
 END_TEST
 
-/* Every integer energy lands in the bin SPEC's formula gives, whether
+/* Every integer energy lands in the bin the spec's formula gives, whether
  * the spectrum tabulates its range or (too wide) computes each bin. */
 START_TEST(spectrum_bins_match_the_formula)
 {

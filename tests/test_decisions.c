@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_decisions.c: SPEC section 3, one test per rule, on hand-built
+ * test_decisions.c: docs/spec.md §3, one test per rule, on hand-built
  * frames. A flat finder has rms = 1 and nsigma = 5 everywhere, so thr = 5
  * and, at 3x3, thr3 = 15. A pixel left alone keeps rms exactly 1; a quiet
  * pixel of v = 0 is updated to rms = sqrt(0.5).

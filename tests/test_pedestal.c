@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_pedestal.c: SPEC section 2: exact integer training, the centred
+ * test_pedestal.c: docs/spec.md §2: exact integer training, the centred
  * state, the EMA arithmetic, and the float failure that centring avoids.
  */
 #include <check.h>
@@ -44,7 +45,7 @@ START_TEST(training_sums_are_exact)
 }
 END_TEST
 
-/* An independent implementation of SPEC section 2 in one precision. */
+/* An independent implementation of docs/spec.md §2 in one precision. */
 #define DEFINE_REFERENCE(real)                                               \
     static void reference_##real(const uint16_t *frames, size_t pixels,     \
                                  uint32_t window, uint32_t steps,           \
@@ -81,7 +82,7 @@ DEFINE_REFERENCE(float)
 DEFINE_REFERENCE(double)
 
 /* After training and a run of quiet frames, the pedestal maps equal, to
- * the bit, an independent implementation of SPEC's arithmetic. */
+ * the bit, an independent implementation of the spec's arithmetic. */
 START_TEST(ema_matches_reference)
 {
     cc_precision precision = _i ? CC_PRECISION_DOUBLE : CC_PRECISION_FLOAT;
@@ -147,7 +148,7 @@ static cc_simulator *quiet_model(void)
     return test_simulator(&model);
 }
 
-/* The textbook estimator that SPEC warns about: running means of x and x^2
+/* The textbook estimator that docs/spec.md warns about: running means of x and x^2
  * in float, var = E[x^2] - E[x]^2. Fills rms after the same frames. */
 static void naive_float_noise(cc_simulator *model,
                               double *rms)

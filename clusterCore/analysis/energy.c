@@ -1,4 +1,5 @@
-/* energy.c: the energy of one cluster, as SPEC section 4 defines it. */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* energy.c: the energy of one cluster, as docs/spec.md §4 defines it. */
 #include "internal.h"
 
 /* Sum of the 2x2 cells whose top-left cell is (row, col). */

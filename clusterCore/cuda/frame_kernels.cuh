@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frame_kernels.cuh: the bodies of the CUDA kernels, written for one
  * working precision `real`. kernels.cu includes this once per precision,
@@ -85,7 +86,7 @@ __device__ __forceinline__ void window_row(const real *line, int w,
         for (int q = 0; q < DECIDE_ROWS; q++)
             if (w - q >= 0 && w - q <= 2 * HY) {
                 total[q] += cell;
-                /* SPEC's "larger of the two" in one instruction: the
+                /* The spec's "larger of the two" in one instruction: the
                  * same value, as v is never NaN or -0 (y is an exact
                  * integer, so y - r is -0 only if y is). */
                 peak[q] = fmax(peak[q], cell);
@@ -103,7 +104,7 @@ __device__ __forceinline__ void window_rows(const real *corner, int width,
         window_row<HX, HY>(corner + w * width, w, total, peak);
 }
 
-/* Decides `steps` consecutive frames of one tile, carrying SPEC's frozen
+/* Decides `steps` consecutive frames of one tile, carrying the spec's frozen
  * model forward in shared memory. Frame j's decision at a pixel needs the
  * state that frame j-1 left on the pixel's window, so the block loads the
  * state of its tile and a border of `steps` half-windows, and each frame
@@ -239,7 +240,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                 total[q] = peak[q] = 0;
             /* Window row w of the thread's rows is row w - q of pixel q's
              * window, so rows are added in increasing w: each total still
-             * sums its window row by row from the top-left cell, as SPEC
+             * sums its window row by row from the top-left cell, as docs/spec.md
              * orders it. The first and last DECIDE_ROWS - 1 rows belong
              * to some of the pixels only and unroll (their tests vanish);
              * the rows between belong to all and stay a loop, which keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kernels.h: the CUDA backend's kernels and their launchers. Each launcher
  * owns its launch configuration, checks it, launches on the given stream
@@ -40,7 +41,7 @@ cudaError_t cc__prepare_decide(int device, size_t *limit);
 uint32_t cc__decide_max_threads(const cc__frame_geometry &geometry,
                                 size_t real_size);
 
-/* n_frames (1 to shape.steps) consecutive frames of SPEC sections 2-3:
+/* n_frames (1 to shape.steps) consecutive frames of docs/spec.md §2-§3:
  * reads the frames and the state s_in, writes the state after the last
  * frame to s_out, and for each frame k its v plane, its cluster centres
  * as a bitmap of rows * cols bits (which must be zero on entry) and adds

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pedestal.c: the per-pixel dark level and noise of SPEC section 2, from
+ * pedestal.c: the per-pixel dark level and noise of docs/spec.md §2, from
  * exact integer training sums to the centred state in working precision.
  */
 #include <stdlib.h>

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pixel_arithmetic.h: the per-pixel formulas of SPEC sections 2-4, shared
+ * pixel_arithmetic.h: the per-pixel formulas of docs/spec.md §2-§4, shared
  * by the CPU backend (C) and the CUDA backend (CUDA C++) so that both
  * round the same operations in the same order. Each operation is one IEEE
  * operation in `real`; builds must not contract a*b+c into FMA.
@@ -53,7 +54,7 @@ static inline CC__HD real pixel_value(uint16_t x, uint16_t adc_mask,
 
 enum { PIXEL_EMIT = 1, PIXEL_QUIET = 2 };
 
-/* SPEC section 3 for one pixel from its value, its window's max and sum
+/* docs/spec.md §3 for one pixel from its value, its window's max and sum
  * and its rms: PIXEL_EMIT for a cluster centre, PIXEL_QUIET for a pixel
  * whose pedestal is updated, 0 otherwise. Branch-free, so that CPU loops
  * vectorise; since max >= value always, "not value < max" is
@@ -71,7 +72,7 @@ static inline CC__HD int pixel_decide(real value, real max, real total,
     return emit * PIXEL_EMIT + quiet * PIXEL_QUIET;
 }
 
-/* The EMA update of SPEC section 2, applied when quiet is 1. When it is 0
+/* The EMA update of docs/spec.md §2, applied when quiet is 1. When it is 0
  * the state gains 0 * step = +-0, which leaves it bit for bit (the state
  * is never -0: it starts as a converted integer, and a sum is -0 only when
  * both terms are); unlike a select this form lets CPU loops vectorise. */

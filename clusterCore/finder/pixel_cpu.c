@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pixel_cpu.c: the per-pixel arithmetic and decisions of SPEC sections 2-4
+ * pixel_cpu.c: the per-pixel arithmetic and decisions of docs/spec.md §2-§4
  * on the CPU. This file is compiled twice, with CC_REAL defined as float
  * and as double; every function name ends in that type.
  *
  * Loops run along a row so that the compiler can vectorise them, and each
- * pixel's operations happen in SPEC's order: vector lanes compute exactly
+ * pixel's operations happen in the spec's order: vector lanes compute exactly
  * what a scalar loop would, so the output does not depend on the ISA.
  */
 #include <math.h>
@@ -59,7 +60,7 @@ void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
 
 /* Fills the worker's padded rows with v = (x - X0) - r for every frame row
  * its windows touch, and hmax with the running max(0, v) over Nx cells.
- * Padding cells are never written and stay 0, which is exactly SPEC's
+ * Padding cells are never written and stay 0, which is exactly the spec's
  * "skipped in sums and maxima, 0 in the emitted cluster". */
 ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
                               struct cc__worker *worker)
@@ -93,7 +94,7 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
     }
 }
 
-/* Window sum (row by row from the top-left cell, as SPEC orders it) and
+/* Window sum (row by row from the top-left cell, as docs/spec.md orders it) and
  * window max for every pixel of padded row i + half_y. */
 ROW_LOOP void window_sums(const struct cc__frame_job *job,
                         struct cc__worker *worker, size_t i)
@@ -127,7 +128,7 @@ struct thresholds {
     uint16_t adc_mask;
 };
 
-/* SPEC section 3 for cols pixels of a row: marks cluster centres in emit
+/* docs/spec.md §3 for cols pixels of a row: marks cluster centres in emit
  * and writes every pixel's next state (updated only when quiet). The
  * pointers are restrict parameters because that is where GCC trusts them
  * enough to vectorise without run-time overlap checks. */
