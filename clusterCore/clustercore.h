@@ -439,21 +439,27 @@ CC_API int cc_truth_score_get(const cc_truth_score *score, cc_score *result);
  * file that looks complete. */
 
 /* MÖNCH raw runs as the slsDetector receiver writes them: a master
- * NAME_master_I.json and data files NAME_d0_fF_I.raw of frames, each a
- * 112-byte header and rows * cols little-endian uint16. */
+ * NAME_master_I.json and data files NAME_dD_fF_I.raw of frames, each a
+ * 112-byte header and rows * cols little-endian uint16. A run taken with
+ * two UDP interfaces has two files a frame, d0 with its top half and d1
+ * with its bottom half (the rows of interface 1 follow those of 0). */
 #define CC_RAW_HEADER_SIZE 112
 #define CC_RAW_PACKET_BYTES 6400 /* MÖNCH data bytes per UDP packet */
+#define CC_RAW_INTERFACES_MAX 2
 
 typedef struct cc_raw_info {
     double version;               /* "Version": 7.x or 8.x */
-    uint32_t rows, cols;          /* "Pixels" y and x */
-    uint64_t image_bytes;         /* "Image Size in bytes" (v8: "Image Size") */
+    uint32_t rows, cols;          /* the whole frame: "Pixels" y times the
+                                     interfaces, and x */
+    uint32_t interfaces;          /* "Number of UDP Interfaces": 1 or 2 */
+    uint64_t image_bytes;         /* "Image Size in bytes" (v8: "Image Size"):
+                                     one interface's part of a frame */
     uint64_t frames;              /* "Frames in File": frames in the run */
     uint64_t total_frames;        /* "Total Frames": frames asked for */
     uint32_t max_frames_per_file; /* "Max Frames Per File" */
     uint32_t files;               /* data files the frames are split into */
     uint32_t frame_padding;       /* "Frame Padding" */
-    uint32_t packets_per_frame;   /* a complete frame's packetNumber */
+    uint32_t packets_per_frame;   /* a complete part's packetNumber */
 } cc_raw_info;
 
 typedef struct cc_raw_stats {
@@ -461,12 +467,15 @@ typedef struct cc_raw_stats {
     uint64_t frames_padded;    /* frames with missing packets, skipped */
     uint64_t files_missing;    /* data files that could not be opened */
     uint64_t files_truncated;  /* data files that end inside a frame */
+    /* Of the padded frames, those whose part from interface i was
+     * padded (a frame padded on both counts on both). */
+    uint64_t padded_by_interface[CC_RAW_INTERFACES_MAX];
 } cc_raw_stats;
 
 typedef struct cc_raw_reader cc_raw_reader;
 
 /* Opens a run by its master file and checks that it is a MÖNCH run that
- * this reader understands (one module, one UDP interface). */
+ * this reader understands (one module, one or two UDP interfaces). */
 CC_API int cc_raw_reader_open(cc_raw_reader **reader, const char *master_path,
                               char *message);
 CC_API void cc_raw_reader_close(cc_raw_reader *reader);

@@ -91,4 +91,16 @@ else
     expect 1 "CUDA backend is not built|no usable GPU" \
         --simulate 2 --pedestal-frames 2 --backend cuda
 fi
+# A run the real receiver took with two UDP interfaces, its second
+# interface's file cut and one of its halves padded: the frames both
+# halves hold whole are found, the damage is said per interface.
+two=$(dirname "$0")/data/slsreceiver-9.2.0-2udp
+mkdir -p "$work/two"
+cp "$two"/moench_2udp_* "$work/two/"
+half=$((112 + 200 * 400 * 2))
+dd if=/dev/zero of="$work/two/moench_2udp_d1_f0_0.raw" bs=1 count=4 seek=$((half + 12)) conv=notrunc 2>/dev/null
+truncate -s $((4 * half + 100)) "$work/two/moench_2udp_d1_f0_0.raw"
+expect 3 "padded frames skipped: 0 padded on UDP interface 0, 1 on interface 1" \
+    --pedestal "$two/moench_2udp_master_0.json" --data "$work/two/moench_2udp_master_0.json"
+grep -q "^frames: *3 " "$work/stdout" || fail "not the 3 whole frames: $(cat "$work/stdout")"
 echo "bad input: every case refused clearly"

@@ -66,8 +66,9 @@ static void write_run(void)
 }
 
 /* Reads the whole run; returns the frames read and the notices joined. */
-static size_t read_run(const char *path, uint16_t *out, uint64_t *out_numbers,
-                       char *notices, size_t notices_size, cc_raw_stats *stats)
+static size_t read_run_of(const char *path, size_t frame_pixels,
+                          uint16_t *out, uint64_t *out_numbers, char *notices,
+                          size_t notices_size, cc_raw_stats *stats)
 {
     char message[CC_MESSAGE_SIZE];
     cc_raw_reader *reader;
@@ -75,7 +76,7 @@ static size_t read_run(const char *path, uint16_t *out, uint64_t *out_numbers,
                   message);
     size_t total = 0, n;
     do {
-        ck_assert_int_eq(cc_raw_reader_read(reader, out + total * ROWS * COLS,
+        ck_assert_int_eq(cc_raw_reader_read(reader, out + total * frame_pixels,
                                             out_numbers + total, 3, &n,
                                             message), CC_OK);
         total += n;
@@ -89,6 +90,14 @@ static size_t read_run(const char *path, uint16_t *out, uint64_t *out_numbers,
     cc_raw_reader_stats(reader, stats);
     cc_raw_reader_close(reader);
     return total;
+}
+
+/* read_run_of() for the ROWS x COLS runs this file writes. */
+static size_t read_run(const char *path, uint16_t *out, uint64_t *out_numbers,
+                       char *notices, size_t notices_size, cc_raw_stats *stats)
+{
+    return read_run_of(path, ROWS * COLS, out, out_numbers, notices,
+                       notices_size, stats);
 }
 
 /* The run at master reads back whole: the frames and numbers written,
@@ -216,6 +225,8 @@ START_TEST(raw_bad_masters)
         {"\"Max Frames Per File\": 4,", "", "\"Max Frames Per File\"", CC_EFORMAT},
         {"\"Version\": 7.2", "\"Version\": 6.1", "version 6.1", CC_ENOTSUP},
         {"\"Geometry\": {\"x\": 1, \"y\": 1}", "\"Geometry\": {\"x\": 2, \"y\": 1}", "geometry", CC_ENOTSUP},
+        {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 2", "1 x 1 parts with 2 UDP interfaces", CC_ENOTSUP},
+        {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 3", "\"Number of UDP Interfaces\" must be", CC_EFORMAT},
     };
     char original[600];
     snprintf(original, sizeof original, "%s.orig", master);
@@ -326,6 +337,76 @@ START_TEST(raw_real_receiver_run)
                       0);
     cc_raw_reader_close(reader);
     free(pixels);
+}
+END_TEST
+
+/* A run the real slsReceiver 9.2.0 wrote with two UDP interfaces (one
+ * file a half, d0 the top 200 rows, d1 the bottom ones) reads as whole
+ * frames; a half cut short, padded or missing costs exactly the frames it
+ * holds, and is counted against its interface. */
+START_TEST(raw_two_interfaces)
+{
+    enum { PIXELS = 400 * 400, HALF = 112 + 200 * 400 * 2 };
+    static uint16_t pixels[6 * PIXELS];
+    uint64_t read_numbers[6];
+    char notices[4096];
+    cc_raw_stats stats;
+    const char *source = TEST_DATA_DIR "/slsreceiver-9.2.0-2udp";
+    size_t n = read_run_of(TEST_DATA_DIR
+                        "/slsreceiver-9.2.0-2udp/moench_2udp_master_0.json",
+                        PIXELS, pixels, read_numbers, notices, sizeof notices, &stats);
+    ck_assert_msg(n == 5 && notices[0] == '\0', "%zu frames; %s", n, notices);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_uint_eq(read_numbers[k], k + 1);
+        for (size_t p = 0; p < PIXELS; p++)
+            ck_assert_uint_eq(pixels[k * PIXELS + p], p / 400 / 8 + 1);
+    }
+    cc_raw_reader *reader;
+    char message[CC_MESSAGE_SIZE];
+    ck_assert_int_eq(cc_raw_reader_open(&reader,
+                                        TEST_DATA_DIR "/slsreceiver-9.2.0-2udp/"
+                                                      "moench_2udp_master_0.json",
+                                        message), CC_OK);
+    cc_raw_info info;
+    cc_raw_reader_info(reader, &info);
+    ck_assert_uint_eq(info.interfaces, 2);
+    ck_assert_uint_eq(info.rows, 400);
+    cc_raw_reader_close(reader);
+
+    /* A copy: d1 cut inside its last frame, frame 2's bottom half padded. */
+    char command[1400];
+    snprintf(command, sizeof command, "cp '%s'/moench_2udp_* '%s'", source,
+             directory);
+    ck_assert_int_eq(system(command), 0);
+    ck_assert_int_eq(truncate(path_in("moench_2udp_d1_f0_0.raw"),
+                              (off_t)(4 * HALF + 100)), 0);
+    FILE *file = fopen(path_in("moench_2udp_d1_f0_0.raw"), "r+b");
+    ck_assert_ptr_nonnull(file);
+    uint32_t packets = 20; /* of 25 */
+    fseek(file, (long)HALF + 12, SEEK_SET);
+    fwrite(&packets, sizeof packets, 1, file);
+    fclose(file);
+    n = read_run_of(path_in("moench_2udp_master_0.json"), PIXELS, pixels, read_numbers,
+                 notices, sizeof notices, &stats);
+    ck_assert_uint_eq(n, 3); /* frames 1, 3 and 4 */
+    ck_assert_uint_eq(read_numbers[1], 3);
+    ck_assert_uint_eq(stats.files_truncated, 1);
+    ck_assert_uint_eq(stats.frames_padded, 1);
+    ck_assert_uint_eq(stats.padded_by_interface[0], 0);
+    ck_assert_uint_eq(stats.padded_by_interface[1], 1);
+    ck_assert_msg(strstr(notices, "moench_2udp_d1_f0_0.raw is truncated") &&
+                      strstr(notices, "the halves beyond the shorter") &&
+                      strstr(notices, "frame 2 in") && strstr(notices, "padded"),
+                  "notices were:\n%s", notices);
+    /* Without d1, no frame has its bottom half. */
+    ck_assert_int_eq(unlink(path_in("moench_2udp_d1_f0_0.raw")), 0);
+    n = read_run_of(path_in("moench_2udp_master_0.json"), PIXELS, pixels, read_numbers,
+                 notices, sizeof notices, &stats);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_uint_eq(stats.files_missing, 1);
+    ck_assert_msg(strstr(notices, "d1_f0_0.raw is missing") &&
+                      strstr(notices, "other interface's halves"),
+                  "notices were:\n%s", notices);
 }
 END_TEST
 
@@ -509,6 +590,7 @@ Suite *suite_files(void)
     tcase_add_test(files, raw_damage_reported);
     tcase_add_test(files, raw_bad_masters);
     tcase_add_test(files, raw_real_receiver_run);
+    tcase_add_test(files, raw_two_interfaces);
     tcase_add_test(files, json_is_strict);
     tcase_add_test(files, clust_fixture_round_trip);
     tcase_add_test(files, clust_round_trip_9x9);

@@ -307,14 +307,23 @@ static bool input_damaged(const struct job *job)
         total.files_missing += stats.files_missing;
         total.files_truncated += stats.files_truncated;
         total.frames_padded += stats.frames_padded;
+        for (int k = 0; k < CC_RAW_INTERFACES_MAX; k++)
+            total.padded_by_interface[k] += stats.padded_by_interface[k];
     }
     if (total.files_missing + total.files_truncated + total.frames_padded == 0)
         return false;
+    char by_interface[96] = "";
+    if (total.padded_by_interface[1] > 0)
+        snprintf(by_interface, sizeof by_interface,
+                 ": %" PRIu64 " padded on UDP interface 0, %" PRIu64
+                 " on interface 1",
+                 total.padded_by_interface[0], total.padded_by_interface[1]);
     fprintf(stderr, "clusterfind: the input was damaged (%" PRIu64
                     " missing files, %" PRIu64 " truncated files, %" PRIu64
-                    " padded frames skipped); the outputs hold every "
+                    " padded frames skipped%s); the outputs hold every "
                     "complete frame\n",
-            total.files_missing, total.files_truncated, total.frames_padded);
+            total.files_missing, total.files_truncated, total.frames_padded,
+            by_interface);
     return true;
 }
 

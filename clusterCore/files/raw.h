@@ -21,8 +21,9 @@ struct cc__run_name {
 int cc__run_name_parse(const char *master_path, struct cc__run_name *name,
                        char *message);
 void cc__run_name_free(struct cc__run_name *name);
-/* PREFIX_d0_fFILE_INDEX.raw, allocated; NULL when out of memory. */
-char *cc__run_data_path(const struct cc__run_name *name, uint32_t file);
+/* PREFIX_dINTERFACE_fFILE_INDEX.raw, allocated; NULL when out of memory. */
+char *cc__run_data_path(const struct cc__run_name *name, uint32_t interface,
+                        uint32_t file);
 int cc__raw_master_read(const char *path, cc_raw_info *info, char *message);
 
 /* slsDetector's sls_detector_header, little-endian and packed. */

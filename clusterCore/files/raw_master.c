@@ -45,13 +45,14 @@ void cc__run_name_free(struct cc__run_name *name)
     name->prefix = name->index = NULL;
 }
 
-char *cc__run_data_path(const struct cc__run_name *name, uint32_t file)
+char *cc__run_data_path(const struct cc__run_name *name, uint32_t interface,
+                        uint32_t file)
 {
-    size_t size = strlen(name->prefix) + strlen(name->index) + 32;
+    size_t size = strlen(name->prefix) + strlen(name->index) + 48;
     char *path = malloc(size);
     if (path != NULL)
-        snprintf(path, size, "%s_d0_f%u_%s.raw", name->prefix,
-                 (unsigned)file, name->index);
+        snprintf(path, size, "%s_d%u_f%u_%s.raw", name->prefix,
+                 (unsigned)interface, (unsigned)file, name->index);
     return path;
 }
 
@@ -114,19 +115,19 @@ static int read_keys(const struct cc__json *root, const char *path,
                            type && type->string ? "\"" : "");
     uint64_t x, y, image = 0, max_per_file = 0, frames = 0, padding = 1,
                    interfaces = 1;
-    int rc = get_pair(root, path, "Geometry", &x, &y, message);
-    if (rc == CC_OK && (x != 1 || y != 1))
-        return cc__message(message, CC_ENOTSUP,
-                           "%s has a geometry of %llu x %llu modules; this "
-                           "reader reads one module", path,
-                           (unsigned long long)x, (unsigned long long)y);
+    int rc = get_integer(root, path, "Number of UDP Interfaces", true, 1,
+                         CC_RAW_INTERFACES_MAX, &interfaces, message);
+    /* The receiver counts each interface's half of a module as a row of
+     * the geometry. */
     if (rc == CC_OK)
-        rc = get_integer(root, path, "Number of UDP Interfaces", true, 1, 2,
-                         &interfaces, message);
-    if (rc == CC_OK && interfaces != 1)
+        rc = get_pair(root, path, "Geometry", &x, &y, message);
+    if (rc == CC_OK && (x != 1 || y != interfaces))
         return cc__message(message, CC_ENOTSUP,
-                           "%s was taken with 2 UDP interfaces; this reader "
-                           "reads one", path);
+                           "%s has a geometry of %llu x %llu parts with %llu "
+                           "UDP interface%s; this reader reads one module",
+                           path, (unsigned long long)x, (unsigned long long)y,
+                           (unsigned long long)interfaces,
+                           interfaces == 1 ? "" : "s");
     if (rc == CC_OK)
         rc = get_pair(root, path, "Pixels", &x, &y, message);
     if (rc == CC_OK && (x == 0 || y == 0))
@@ -158,8 +159,11 @@ static int read_keys(const struct cc__json *root, const char *path,
                          message);
     if (rc != CC_OK)
         return rc;
-    info->rows = (uint32_t)y;
+    if (y * interfaces > CC_FRAME_SIDE_MAX)
+        return cc__message(message, CC_EFORMAT, "%s has too many rows", path);
+    info->rows = (uint32_t)(y * interfaces);
     info->cols = (uint32_t)x;
+    info->interfaces = (uint32_t)interfaces;
     info->image_bytes = image;
     info->frames = frames;
     info->max_frames_per_file = (uint32_t)max_per_file;

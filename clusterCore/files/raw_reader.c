@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * raw_reader.c: the frames of a MÖNCH raw run, file after file. What is
- * incomplete is skipped and said, never guessed at: a missing data file, a
- * file that ends inside a frame (its complete frames are kept), a frame
- * whose header says packets are missing (the receiver padded it). Each
- * becomes a notice that the caller shows the user.
+ * raw_reader.c: the frames of a MÖNCH raw run, file after file; with two
+ * UDP interfaces, the two files of each index in step, a frame's top half
+ * from d0 and its bottom half from d1. What is incomplete is skipped and
+ * said, never guessed at: a missing data file (and its twin's frames, which
+ * have no other half), a file that ends inside a frame (its complete frames
+ * are kept), a frame whose header says packets are missing (the receiver
+ * padded it), halves whose frame numbers differ. Each becomes a notice that
+ * the caller shows the user.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,11 +24,12 @@ enum { padded_notices_max = 10 }; /* then padded frames are only counted */
 struct cc_raw_reader {
     cc_raw_info info;
     struct cc__run_name name;
-    size_t frame_bytes;         /* header and image */
-    uint32_t next_file;         /* index of the next data file to open */
-    FILE *file;                 /* the open data file, or NULL */
-    char *file_path;
-    uint64_t frames_left;       /* complete frames not yet read from it */
+    size_t frame_bytes;         /* header and image of one interface's part */
+    uint32_t next_file;         /* index of the next data files to open */
+    /* The open data file of each interface (all open, or none). */
+    FILE *files[CC_RAW_INTERFACES_MAX];
+    char *paths[CC_RAW_INTERFACES_MAX];
+    uint64_t frames_left;       /* complete frames they all still hold */
     bool finished;              /* the final tally has been made */
     cc_raw_stats stats;
     char (*notices)[CC_MESSAGE_SIZE];
@@ -69,20 +73,22 @@ int cc_raw_reader_open(cc_raw_reader **reader, const char *master_path,
     return CC_OK;
 }
 
-static void close_file(cc_raw_reader *reader)
+static void close_files(cc_raw_reader *reader)
 {
-    if (reader->file != NULL)
-        fclose(reader->file);
-    free(reader->file_path);
-    reader->file = NULL;
-    reader->file_path = NULL;
+    for (uint32_t i = 0; i < CC_RAW_INTERFACES_MAX; i++) {
+        if (reader->files[i] != NULL)
+            fclose(reader->files[i]);
+        free(reader->paths[i]);
+        reader->files[i] = NULL;
+        reader->paths[i] = NULL;
+    }
 }
 
 void cc_raw_reader_close(cc_raw_reader *reader)
 {
     if (reader == NULL)
         return;
-    close_file(reader);
+    close_files(reader);
     cc__run_name_free(&reader->name);
     free(reader->notices);
     free(reader);
@@ -121,34 +127,57 @@ static uint64_t frames_expected_in(const cc_raw_info *info, uint32_t file)
     return info->frames - first < per_file ? info->frames - first : per_file;
 }
 
-/* Opens the next data file that exists; false when there is none left. */
-static int open_next_file(cc_raw_reader *reader, char *message)
+/* Opens the next data files (one an interface) that all exist, with the
+ * frames they all hold; none open when there are none left. */
+static int open_next_files(cc_raw_reader *reader, char *message)
 {
-    while (reader->file == NULL && reader->next_file < reader->info.files) {
+    const uint32_t parts = reader->info.interfaces;
+    while (reader->files[0] == NULL && reader->next_file < reader->info.files) {
         uint32_t index = reader->next_file++;
-        reader->file_path = cc__run_data_path(&reader->name, index);
-        if (reader->file_path == NULL)
-            return cc__message(message, CC_ENOMEM, "out of memory");
-        reader->file = fopen(reader->file_path, "rb");
-        struct stat status;
-        if (reader->file == NULL || fstat(fileno(reader->file), &status) != 0) {
-            reader->stats.files_missing++;
-            notice(reader, "%s is missing (%s): its %" PRIu64
-                           " frames are lost", reader->file_path,
-                   strerror(errno), frames_expected_in(&reader->info, index));
-            close_file(reader);
+        uint64_t frames[CC_RAW_INTERFACES_MAX];
+        bool missing = false;
+        for (uint32_t i = 0; i < parts; i++) {
+            reader->paths[i] = cc__run_data_path(&reader->name, i, index);
+            if (reader->paths[i] == NULL) {
+                close_files(reader);
+                return cc__message(message, CC_ENOMEM, "out of memory");
+            }
+            reader->files[i] = fopen(reader->paths[i], "rb");
+            struct stat status;
+            if (reader->files[i] == NULL ||
+                fstat(fileno(reader->files[i]), &status) != 0) {
+                reader->stats.files_missing++;
+                notice(reader, "%s is missing (%s): its %" PRIu64 " frames "
+                               "are lost%s", reader->paths[i],
+                       strerror(errno), frames_expected_in(&reader->info, index),
+                       parts > 1 ? ", and so are the other interface's halves "
+                                   "of them" : "");
+                missing = true;
+                continue;
+            }
+            uint64_t size = (uint64_t)status.st_size;
+            frames[i] = size / reader->frame_bytes;
+            uint64_t rest = size % reader->frame_bytes;
+            if (rest != 0) {
+                reader->stats.files_truncated++;
+                notice(reader, "%s is truncated: it ends %" PRIu64 " bytes "
+                               "into frame %" PRIu64 " of the file; the %" PRIu64
+                               " complete frames before it are used",
+                       reader->paths[i], rest, frames[i] + 1, frames[i]);
+            }
+        }
+        if (missing) {
+            close_files(reader);
             continue;
         }
-        uint64_t size = (uint64_t)status.st_size;
-        reader->frames_left = size / reader->frame_bytes;
-        uint64_t rest = size % reader->frame_bytes;
-        if (rest != 0) {
-            reader->stats.files_truncated++;
-            notice(reader, "%s is truncated: it ends %" PRIu64 " bytes into "
-                           "frame %" PRIu64 " of the file; the %" PRIu64
-                           " complete frames before it are used",
-                   reader->file_path, rest, reader->frames_left + 1,
-                   reader->frames_left);
+        reader->frames_left = frames[0];
+        for (uint32_t i = 1; i < parts; i++) {
+            if (frames[i] != frames[0])
+                notice(reader, "%s holds %" PRIu64 " frames and %s %" PRIu64
+                               ": the halves beyond the shorter are not used",
+                       reader->paths[0], frames[0], reader->paths[i], frames[i]);
+            if (frames[i] < reader->frames_left)
+                reader->frames_left = frames[i];
         }
     }
     return CC_OK;
@@ -178,37 +207,63 @@ int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
         return cc__message(message, CC_EINVAL, "reader, frames and n_read "
                                                "are needed");
     *n_read = 0;
-    size_t pixels = (size_t)reader->info.rows * reader->info.cols;
+    const uint32_t parts = reader->info.interfaces;
+    const size_t pixels = (size_t)reader->info.rows * reader->info.cols;
+    const size_t part_pixels = pixels / parts;
     while (*n_read < max_frames) {
-        int rc = open_next_file(reader, message);
+        int rc = open_next_files(reader, message);
         if (rc != CC_OK)
             return rc;
-        if (reader->file == NULL) {
+        if (reader->files[0] == NULL) {
             finish(reader);
             break;
         }
         if (reader->frames_left == 0) {
-            close_file(reader);
+            close_files(reader);
             continue;
         }
-        struct cc__raw_header header;
+        struct cc__raw_header headers[CC_RAW_INTERFACES_MAX];
         uint16_t *image = frames + *n_read * pixels;
-        if (fread(&header, sizeof header, 1, reader->file) != 1 ||
-            fread(image, sizeof *image, pixels, reader->file) != pixels)
-            return cc__message(message, CC_EIO,
-                               "cannot read %s (did it change while being "
-                               "read?)", reader->file_path);
+        for (uint32_t i = 0; i < parts; i++)
+            if (fread(&headers[i], sizeof headers[i], 1, reader->files[i]) != 1 ||
+                fread(image + i * part_pixels, sizeof *image, part_pixels,
+                      reader->files[i]) != part_pixels)
+                return cc__message(message, CC_EIO,
+                                   "cannot read %s (did it change while "
+                                   "being read?)", reader->paths[i]);
         reader->frames_left--;
-        if (header.packet_number < reader->info.packets_per_frame) {
-            if (++reader->stats.frames_padded <= padded_notices_max)
+        /* The frame counts when every half is complete and of the same
+         * frame; else it is skipped, and counted against each interface
+         * whose half was short. */
+        uint32_t short_part = parts, other_frame = parts;
+        for (uint32_t i = 0; i < parts; i++) {
+            if (headers[i].packet_number < reader->info.packets_per_frame) {
+                reader->stats.padded_by_interface[i]++;
+                short_part = short_part < parts ? short_part : i;
+            }
+            if (headers[i].frame_number != headers[0].frame_number)
+                other_frame = i;
+        }
+        if (short_part < parts || other_frame < parts) {
+            if (++reader->stats.frames_padded > padded_notices_max)
+                continue;
+            if (short_part < parts)
                 notice(reader, "frame %" PRIu64 " in %s is padded: %" PRIu32
                                " of %" PRIu32 " packets arrived; skipped",
-                       header.frame_number, reader->file_path,
-                       header.packet_number, reader->info.packets_per_frame);
+                       headers[short_part].frame_number,
+                       reader->paths[short_part],
+                       headers[short_part].packet_number,
+                       reader->info.packets_per_frame);
+            else
+                notice(reader, "frame %" PRIu64 " in %s has frame %" PRIu64
+                               " in %s as its other half; skipped",
+                       headers[0].frame_number, reader->paths[0],
+                       headers[other_frame].frame_number,
+                       reader->paths[other_frame]);
             continue;
         }
         if (frame_numbers != NULL)
-            frame_numbers[*n_read] = header.frame_number;
+            frame_numbers[*n_read] = headers[0].frame_number;
         ++*n_read;
         reader->stats.frames_read++;
     }

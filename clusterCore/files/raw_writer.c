@@ -100,7 +100,7 @@ static int write_frame(cc_raw_writer *writer, const uint16_t *image,
             return rc;
     }
     if (writer->current.file == NULL) {
-        char *path = cc__run_data_path(&writer->name, (uint32_t)writer->n_done);
+        char *path = cc__run_data_path(&writer->name, 0, (uint32_t)writer->n_done);
         if (path == NULL)
             return cc__message(message, CC_ENOMEM, "out of memory");
         int rc = cc__output_open(&writer->current, path, message);
