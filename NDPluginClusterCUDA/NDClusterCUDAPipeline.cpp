@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
+
 #include <epicsThread.h>
 
 #include "NDPluginClusterCUDA.h"
@@ -198,6 +200,13 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
                 batch.trained++;
             cc_finder_get_stats(finder_, &batch.stats);
         }
+        /* The pixels without noise, once training is done: the status
+         * says how many (reportBatch). */
+        batch.noiseless = 0;
+        if (batch.trained > 0 && batch.stats.state == CC_PEDESTAL_READY &&
+            cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK)
+            batch.noiseless = (size_t)std::count(
+                rms_, rms_ + (size_t)rows * cols, 0.0);
         /* The pointer and number lists are the finder thread's (or,
          * without it, the processing thread's). */
         finderFrames_.clear();
@@ -252,16 +261,30 @@ void NDPluginClusterCUDA::reportBatch(const Batch &batch)
     setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
     setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
     setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
-    if (batch.rc == CC_OK && batch.found == 0 && batch.message[0] == '\0') {
-        if (stats.state == CC_PEDESTAL_READY) {
+    if (batch.rc != CC_OK || batch.message[0] != '\0')
+        return;
+    if (batch.trained > 0 && stats.state == CC_PEDESTAL_READY) {
+        size_t pixels = (size_t)batch.job.config.rows * batch.job.config.cols;
+        /* Without noise every change is a photon, and no change none:
+         * say so, or a test pattern's empty results look like a fault. */
+        if (batch.noiseless == pixels)
+            setStatus("pedestal ready after %u dark frames, but its noise "
+                      "is 0 in every pixel: the frames never changed (a "
+                      "test pattern?); frames like them give no clusters",
+                      stats.pedestal_window);
+        else if (batch.noiseless > 0)
+            setStatus("pedestal ready after %u dark frames; its noise is 0 "
+                      "in %zu of %zu pixels, which never changed: any "
+                      "change there is a cluster",
+                      stats.pedestal_window, batch.noiseless, pixels);
+        else
             setStatus("pedestal ready after %u dark frames",
                       stats.pedestal_window);
-            trainingNote_[0] = '\0';
-        } else {
-            setStatus("training the pedestal: %u of %u dark frames%s",
-                      (unsigned)stats.frames_trained, stats.pedestal_window,
-                      trainingNote_);
-        }
+        trainingNote_[0] = '\0';
+    } else if (batch.found == 0) {
+        setStatus("training the pedestal: %u of %u dark frames%s",
+                  (unsigned)stats.frames_trained, stats.pedestal_window,
+                  trainingNote_);
     }
 }
 

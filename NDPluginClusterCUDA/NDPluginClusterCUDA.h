@@ -162,6 +162,7 @@ private:
         cc_finder_stats stats;
         size_t trained;                 /* the first arrays trained the pedestal */
         size_t found;                   /* the next ones have clusters */
+        size_t noiseless;               /* pixels of rms 0, when trained */
         double finderTime;              /* ms in the core per array; < 0: none */
         cc_clusters *clusters;          /* of arrays[trained .. trained + found) */
         std::vector<NDArray *> outputs; /* their cluster arrays */

@@ -3,7 +3,8 @@
 # example IOC started and stopped on a Channel Access port of the test's
 # own, on loopback (tools/ioc_process.sh), and caget/caput helpers. SKIP (77) without EPICS, and
 # under ThreadSanitizer, which EPICS's own libraries are not built for.
-ioc=$builddir/ioc/run-iocClusterCUDA
+# The IOC is the example IOC unless the test named another in $ioc.
+ioc=${ioc:-$builddir/ioc/run-iocClusterCUDA}
 [ -x "$ioc" ] || { echo "SKIP: the build has no EPICS (configure did not find base, asyn and ADCore)"; exit 77; }
 case "${sanitizers:-no}" in
 *thread*)
@@ -30,4 +31,9 @@ wait_for() {
         sleep 0.2
     done
     fail "$1 is $(get "$1"), not $2"
+}
+# counts_equal PV FILE: the first lines of PV's array are FILE's lines.
+counts_equal() {
+    "$caget" -t -f0 "$1" | tr ' ' '\n' | tail -n +2 |
+        head -n "$(wc -l <"$2")" | cmp -s - "$2"
 }

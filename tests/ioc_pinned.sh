@@ -19,12 +19,6 @@ dark=60 frames=150 cycle=40 seed=5
 expected=$(sed -n 's/^clusters //p' "$work/expected.txt")
 [ "$expected" -gt 0 ] || fail "source_totals found no clusters"
 
-# counts_equal PV FILE: the first lines of PV's array are FILE's lines.
-counts_equal() {
-    "$caget" -t -f0 "$1" | tr ' ' '\n' | tail -n +2 |
-        head -n "$(wc -l <"$2")" | cmp -s - "$2"
-}
-
 for pinned in 1 0; do
     export PINNED_ARRAYS=$pinned
     start_ioc $pinned

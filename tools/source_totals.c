@@ -6,9 +6,12 @@
  *
  * The source sends DARK dark frames (simulator dark frames 0, 1, ...),
  * then data frames DARK, DARK + 1, ...; with --cycle K the data frames
- * DARK .. DARK + K - 1 over and over. The plugin trains on the first
- * PEDESTAL arrays and finds clusters in the rest. This program does the
- * same, on the CPU backend, and prints the frames, clusters stored and
+ * DARK .. DARK + K - 1 over and over. A chain that loses the first frames
+ * of an acquisition (a ZMQ subscriber that joins late) is described by
+ * --lost-dark and --lost: the plugin gets the dark frames from LOST_DARK
+ * on and the data frames from DARK + LOST on. The plugin trains on the
+ * first PEDESTAL arrays it gets and finds clusters in the rest. This
+ * program does the same, on the CPU backend, and prints the frames, clusters stored and
  * dropped; the spectrum (the plugin's defaults: sum, 400 bins on
  * [0, 2000)) and the hit map can be written one count a line.
  */
@@ -24,7 +27,7 @@
 #define BATCH 64
 
 struct options {
-    uint64_t seed, dark, pedestal, frames, cycle;
+    uint64_t seed, dark, pedestal, frames, cycle, lost_dark, lost;
     double flux, nsigma;
     uint32_t size, max_clusters, threads;
     const char *spectrum_path, *hitmap_path;
@@ -39,6 +42,8 @@ static void usage(FILE *out)
             "  --pedestal N        arrays the plugin trains on (PedestalFrames,\n"
             "                      default 1000)\n"
             "  --cycle K           data frames repeated (MoenchCycleFrames, 0 = none)\n"
+            "  --lost-dark N       the first N dark frames never reach the plugin\n"
+            "  --lost N            the first N data frames never reach the plugin\n"
             "  --seed N --flux X   MoenchSeed (default 1), MoenchFlux (default 2330)\n"
             "  --size N            cluster size N x N (default 3)\n"
             "  --nsigma X          (default 5)\n"
@@ -57,6 +62,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"size", 1, 0, 'z'},    {"nsigma", 1, 0, 'n'},
         {"max-clusters", 1, 0, 'm'}, {"threads", 1, 0, 't'},
         {"spectrum", 1, 0, 'S'}, {"hitmap", 1, 0, 'H'},
+        {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
         {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
                           .nsigma = 5, .size = 3, .max_clusters = 5000};
@@ -73,6 +79,8 @@ static int parse(int argc, char **argv, struct options *o)
         case 'd': o->dark = n; break;
         case 'p': o->pedestal = n; break;
         case 'c': o->cycle = n; break;
+        case 'L': o->lost_dark = n; break;
+        case 'l': o->lost = n; break;
         case 's': o->seed = n; break;
         case 'z': o->size = (uint32_t)n; break;
         case 'm': o->max_clusters = (uint32_t)n; break;
@@ -89,7 +97,8 @@ static int parse(int argc, char **argv, struct options *o)
             return -1;
         }
     }
-    if (!have_frames || optind != argc || o->pedestal < 2) {
+    if (!have_frames || optind != argc || o->pedestal < 2 ||
+        o->lost_dark > o->dark || o->lost > o->frames) {
         usage(stderr);
         return -1;
     }
@@ -108,19 +117,28 @@ struct run {
     size_t pixels;
 };
 
-/* Up to n frames of the sequence from frame i, not crossing the dark/data,
- * training and cycle boundaries; *frames points at them. */
+/* Up to n of the arrays the plugin gets from array i on, not crossing
+ * the dark/data, training and cycle boundaries; *frames points at them.
+ * Array i is dark frame lost_dark + i while dark ones last, then data
+ * frame dark + lost + (i - arrived dark frames). */
 static int next_frames(struct run *r, uint64_t i, size_t *n,
                        const uint16_t **frames)
 {
     const struct options *o = r->o;
-    uint64_t limit = *n;
-    if (i < o->dark && o->dark - i < limit)
-        limit = o->dark - i;
+    uint64_t limit = *n, dark = o->dark - o->lost_dark;
+    if (i < dark && dark - i < limit)
+        limit = dark - i;
     if (i < o->pedestal && o->pedestal - i < limit)
         limit = o->pedestal - i;
-    if (i >= o->dark && o->cycle > 0) {
-        uint64_t k = (i - o->dark) % o->cycle;
+    if (i < dark) {
+        *n = (size_t)limit;
+        *frames = r->batch;
+        return cc_simulator_dark_frames(r->simulator, o->lost_dark + i, *n,
+                                        r->batch);
+    }
+    uint64_t data = o->lost + (i - dark); /* data frames after the dark */
+    if (o->cycle > 0) {
+        uint64_t k = data % o->cycle;
         if (o->cycle - k < limit)
             limit = o->cycle - k;
         *n = (size_t)limit;
@@ -129,9 +147,8 @@ static int next_frames(struct run *r, uint64_t i, size_t *n,
     }
     *n = (size_t)limit;
     *frames = r->batch;
-    return i < o->dark
-               ? cc_simulator_dark_frames(r->simulator, i, *n, r->batch)
-               : cc_simulator_frames(r->simulator, i, *n, r->batch, NULL);
+    return cc_simulator_frames(r->simulator, o->dark + data, *n, r->batch,
+                               NULL);
 }
 
 static int set_up(struct run *r, char *message)
@@ -178,7 +195,7 @@ static int set_up(struct run *r, char *message)
 static int run_all(struct run *r, char *message)
 {
     const struct options *o = r->o;
-    uint64_t total = o->dark + o->frames;
+    uint64_t total = o->dark - o->lost_dark + o->frames - o->lost;
     for (uint64_t i = 0; i < total;) {
         size_t n = total - i < BATCH ? (size_t)(total - i) : BATCH;
         const uint16_t *frames;

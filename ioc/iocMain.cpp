@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* iocClusterCUDAMain.cpp: the example IOC: runs the st.cmd it is given,
- * then the IOC shell. */
+/* iocMain.cpp: the example IOCs (iocClusterCUDA, iocMoench): each runs the
+ * st.cmd it is given, then the IOC shell. */
 #include "epicsExit.h"
 #include "epicsThread.h"
 #include "iocsh.h"

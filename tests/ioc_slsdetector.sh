@@ -1,0 +1,236 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# ioc_slsdetector.sh: the real MÖNCH chain. PSI's virtual MÖNCH server,
+# moenchSimReceiver (PSI's receiver code, our simulated photons in its
+# frames), the receiver's ZMQ stream and PSI's slsDetector areaDetector
+# driver feed NDPluginClusterCUDA in the example IOC iocMoench:
+# - dark frames train the pedestal, then 10,000 data frames at 1 kHz:
+#   every array the driver made reaches the plugin (the two ArrayCounters
+#   equal, 0 DroppedArrays); the frames missing against the receiver's
+#   count are the first of an acquisition (the driver subscribes to the
+#   stream only once acquire() runs), are counted, and the plugin's
+#   clusters, spectrum and hit map are what the core finds in exactly the
+#   frames that arrived (tools/source_totals);
+# - the receiver's raw files of the same run, cut to those frames, give
+#   clusterfind the clusters NDFileHDF5 wrote from the plugin, frame by
+#   frame;
+# - PSI's plain slsReceiver with the server's fixed pattern: no clusters,
+#   and a status that says the noise is 0;
+# - an acquisition stopped and another with new NumFrames and period:
+#   nothing lost between driver and plugin; ReceiverMode 0 (the stream's
+#   timer mode) sends only a frame now and then, and the plugin takes
+#   what the driver makes.
+# Everything on loopback, on ports and shared memory of this test's own;
+# every process is stopped by PID and the shared memory removed, also on
+# failure. SKIP (77) without the sls stack or PSI's driver.
+. "$(dirname "$0")/common.sh"
+ioc=$builddir/ioc/run-iocMoench
+. "$builddir/ioc/epicsTools" 2>/dev/null || true
+if [ ! -x "$ioc" ] || [ -z "${SLS_BIN:-}" ]; then
+    echo "SKIP: the build has no iocMoench (configure did not find slsDetectorPackage, PSI's slsDetector driver and autosave beside EPICS)"
+    exit 77
+fi
+. "$(dirname "$0")/ioc_common.sh"
+python=python3
+command -v /usr/bin/python3 >/dev/null && python=/usr/bin/python3
+$python -c "import h5py, numpy" 2>/dev/null ||
+    { echo "SKIP: python3 with h5py and numpy is needed (apt-get install python3-h5py)"; exit 77; }
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+dark=200 pedestal=196 frames=10000 cycle=500 seed=3
+# Ports of this test's own, below the CA ports of ioc_common.sh and the
+# kernel's ephemeral range: the server (and its stop server, + 1), the
+# receiver, the detector's UDP stream and the receiver's ZMQ stream.
+base=$((10000 + $$ % 1200 * 8))
+server_port=$base receiver_port=$((base + 2)) udp_port=$((base + 3)) zmq_port=$((base + 4))
+export SLSDETNAME="cc$$" # the sls client's shared memory, this test's own
+export SLS_CONFIG="$work/moench.config" AUTOSAVE_FILES="$work" PINNED_ARRAYS=1
+export CLUSTER_OUTPUT_THREADS=2
+sls_pids="" receiver_pid=""
+stop_sls() {
+    for p in $receiver_pid $sls_pids; do kill "$p" 2>/dev/null || true; done
+    for p in $receiver_pid $sls_pids; do wait "$p" 2>/dev/null || true; done
+    receiver_pid="" sls_pids=""
+    # The server's System V segment (its key is 5678 + its port) and the
+    # client's POSIX segments of this SLSDETNAME.
+    ipcrm -M $((5678 + server_port)) 2>/dev/null || true
+    rm -f /dev/shm/slsDetectorPackage_detector_*_"$SLSDETNAME"
+}
+trap 'stop_ioc; stop_sls; rm -rf "$work"' EXIT
+
+sls_get() { "$SLS_BIN/sls_detector_get" "$1" 2>/dev/null | sed -n "s/^$1 \[\{0,1\}\([0-9]*\).*/\1/p"; }
+sls_put() { "$SLS_BIN/sls_detector_put" "$@" >"$work/sls_put.log" 2>&1 || { cat "$work/sls_put.log"; fail "sls_detector_put $*"; }; }
+# acquire FRAMES PERIOD: one acquisition through the driver, to its end.
+acquire() {
+    put "${P}cam1:NumFrames" "$1"
+    put "${P}cam1:AcquirePeriod" "$2"
+    "$caput" -c -w 120 "${P}cam1:Acquire" 1 >/dev/null || fail "the acquisition of $1 frames did not end"
+    # The driver's last arrays may still be in the plugin's queue.
+    wait_for "${C}ArrayCounter_RBV" "$(get "${P}cam1:ArrayCounter_RBV")"
+}
+start_receiver() { # PROGRAM ARGUMENTS...
+    "$@" >"$work/receiver.log" 2>&1 &
+    receiver_pid=$!
+    for _ in $(seq 100); do
+        grep -q "starting TCP Server\|TCP port $receiver_port" "$work/receiver.log" && return 0
+        kill -0 "$receiver_pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    cat "$work/receiver.log"
+    fail "the receiver did not start"
+}
+
+# The virtual server, once it and its stop server (a second process of
+# the same command line) are ready; it logs every frame.
+"$SLS_BIN/moenchDetectorServer_virtual" -p $server_port >"$work/server.log" 2>&1 &
+sls_pids=$!
+for _ in $(seq 100); do
+    grep -q "Stop Server Ready" "$work/server.log" && break
+    kill -0 $sls_pids 2>/dev/null || break
+    sleep 0.2
+done
+grep -q "Stop Server Ready" "$work/server.log" || { cat "$work/server.log"; fail "the virtual server did not start"; }
+sls_pids="$sls_pids $(pgrep -f "moenchDetectorServer_virtual -p $server_port" | grep -v "^$sls_pids$" | tr '\n' ' ')"
+start_receiver "$builddir/moenchSimReceiver/moenchSimReceiver" --port $receiver_port \
+    --dark $dark --cycle $cycle --seed $seed
+cat >"$SLS_CONFIG" <<EOF
+hostname localhost:$server_port
+rx_hostname localhost:$receiver_port
+udp_dstip 127.0.0.1
+udp_srcip 127.0.0.1
+udp_dstport $udp_port
+rx_zmqport $zmq_port
+zmqport $zmq_port
+rx_zmqstream 1
+EOF
+start_ioc 1
+grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
+    fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"
+
+# The driver's template writes ReceiverMode 0 (a frame every 500 ms to
+# the stream) and its own NumFrames and times at start-up: set them.
+mkdir -p "$work/raw"
+for setting in cam1:ReceiverMode:1 cam1:AcquireTime:0.00001 \
+    cam1:ArrayCallbacks:1 cam1:AutoSave:1 Cluster1:EnableCallbacks:1 \
+    Cluster1:PedestalFrames:$pedestal Cluster1:MaxClusters:3000 \
+    Cluster1:SpectrumPeriod:0.2 image1:EnableCallbacks:1; do
+    put "$P${setting%:*}" "${setting##*:}"
+done
+putstr "${P}cam1:FilePath" "$work/raw"
+# Every cluster array to HDF5, the dark frames beyond the pedestal's too.
+putstr "${P}HDF1:FilePath" "$work/"
+putstr "${P}HDF1:FileName" chain
+putstr "${P}HDF1:FileTemplate" "%s%s.h5"
+for setting in AutoIncrement:0 EnableCallbacks:1 FileWriteMode:2 LazyOpen:1 \
+    NumCapture:$((frames + dark)); do
+    put "${P}HDF1:${setting%:*}" "${setting#*:}"
+done
+"$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
+
+# caught NAME FRAMES PERIOD: an acquisition whose raw files are NAME;
+# sets caught (frames the receiver caught) and got (arrays the plugin got).
+caught() {
+    putstr "${P}cam1:FileName" "$1"
+    put "${P}cam1:FileNumber" 0
+    before=$(get "${C}ArrayCounter_RBV")
+    acquire "$2" "$3"
+    got=$(($(get "${C}ArrayCounter_RBV") - before))
+    caught=$(sls_get rx_framescaught)
+    [ "$caught" = "$2" ] || fail "the receiver caught $caught of $2 frames"
+}
+caught dark $dark 0.001
+lost_dark=$((dark - got))
+[ "$(getstr "${C}PedestalState_RBV")" = Ready ] ||
+    fail "the pedestal did not train: $(getstr "${C}StatusMessage_RBV")"
+caught data $frames 0.001
+lost=$((frames - got))
+"$caput" -w 5 "${P}HDF1:Capture" 0 >/dev/null 2>&1 || true
+wait_for "${P}HDF1:Capture_RBV" 0
+[ "$(get "${P}cam1:ArrayCounter_RBV")" = "$(get "${C}ArrayCounter_RBV")" ] ||
+    fail "the driver made $(get "${P}cam1:ArrayCounter_RBV") arrays, the plugin took $(get "${C}ArrayCounter_RBV")"
+[ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "the plugin dropped $(get "${C}DroppedArrays_RBV") arrays"
+[ $lost_dark -le $((dark - pedestal)) ] ||
+    fail "$lost_dark dark frames did not reach the plugin: too few left to train on"
+echo "ok: $((dark - lost_dark)) of $dark dark and $((frames - lost)) of $frames data frames at 1 kHz reached the plugin (missing: $lost_dark and $lost, the first of their acquisitions, which the driver subscribes to late), every array the driver made, 0 dropped"
+
+# The core alone on exactly the frames that arrived.
+"$builddir/tools/source_totals" --frames $frames --dark $dark \
+    --pedestal $pedestal --cycle $cycle --seed $seed --max-clusters 3000 \
+    --lost-dark $lost_dark --lost $lost \
+    --spectrum "$work/spectrum.txt" --hitmap "$work/hitmap.txt" \
+    >"$work/expected.txt" || fail "source_totals failed"
+expected=$(sed -n 's/^clusters //p' "$work/expected.txt")
+total=$("$caget" -t -f0 -w 2 "${C}TotalClusters_RBV")
+[ "$total" = "$expected" ] || fail "the plugin found $total clusters, the core $expected in the same frames"
+for _ in $(seq 20); do
+    counts_equal "${C}Spectrum_RBV" "$work/spectrum.txt" &&
+        counts_equal "${P}image1:ArrayData" "$work/hitmap.txt" && break
+    sleep 0.25
+done
+counts_equal "${C}Spectrum_RBV" "$work/spectrum.txt" || fail "the spectrum differs from the core's"
+counts_equal "${P}image1:ArrayData" "$work/hitmap.txt" || fail "the hit map differs from the core's"
+echo "ok: $total clusters, the spectrum and the hit map, as the core finds in the frames that arrived"
+
+# The receiver's raw files, cut to what reached the plugin: the first
+# PEDESTAL arrays trained it, the rest (the last dark frames, then the
+# data frames) were searched.
+$python "$top/tests/raw_subset.py" "$work/train_master_0.json" \
+    "$work/raw/dark_master_0.json:$lost_dark:$pedestal" || fail "raw_subset.py failed"
+$python "$top/tests/raw_subset.py" "$work/search_master_0.json" \
+    "$work/raw/dark_master_0.json:$((lost_dark + pedestal)):$((dark - lost_dark - pedestal))" \
+    "$work/raw/data_master_0.json:$lost:$((frames - lost))" || fail "raw_subset.py failed"
+"$clusterfind" --pedestal "$work/train_master_0.json" --data "$work/search_master_0.json" \
+    --pedestal-frames $pedestal --output "$work/raw.clust" >"$work/clusterfind.log" 2>&1 ||
+    { cat "$work/clusterfind.log"; fail "clusterfind failed on the receiver's files"; }
+rm -f "$work"/raw/*.raw "$work"/search_d0_f0_0.raw
+$python "$top/tests/ioc_hdf5.py" "$work/chain.h5" "$work/raw.clust" ||
+    fail "NDFileHDF5's clusters differ from clusterfind's on the receiver's files"
+rm -f "$work/chain.h5"
+echo "ok: clusterfind on the receiver's raw files finds, frame by frame, the clusters the plugin published"
+
+# PSI's plain slsReceiver in its place: the server's fixed pattern.
+kill "$receiver_pid"
+wait "$receiver_pid" 2>/dev/null || true
+start_receiver "$SLS_BIN/slsReceiver" -t $receiver_port
+sls_put rx_hostname "localhost:$receiver_port"
+sls_put rx_zmqport $zmq_port
+sls_put rx_zmqstream 1
+put "${P}cam1:AutoSave" 0
+put "${C}PedestalFrames" 10
+put "${C}ResetPedestal" 1
+acquire 10 0.002
+acquire 40 0.002
+[ "$(get "${C}TotalClusters_RBV")" = 0 ] || fail "$(get "${C}TotalClusters_RBV") clusters in a noiseless pattern"
+getstr "${C}StatusMessage_RBV" | grep -q "noise is 0 in every pixel" ||
+    fail "no word of a noiseless pedestal: $(getstr "${C}StatusMessage_RBV")"
+echo "ok: the virtual pattern through slsReceiver: 0 clusters, and the status says why: $(getstr "${C}StatusMessage_RBV")"
+
+# Stopped mid-acquisition, then new NumFrames and period: nothing between
+# the driver and the plugin is lost.
+put "${P}cam1:NumFrames" 100000
+put "${P}cam1:AcquirePeriod" 0.001
+"$caput" -w 1 "${P}cam1:Acquire" 1 >/dev/null 2>&1 || true
+sleep 2
+put "${P}cam1:Acquire" 0
+wait_for "${P}cam1:DetectorState_RBV" 0
+wait_for "${C}ArrayCounter_RBV" "$(get "${P}cam1:ArrayCounter_RBV")"
+stopped=$(sls_get rx_framescaught)
+[ "$stopped" -gt 0 ] && [ "$stopped" -lt 100000 ] || fail "the stop left $stopped frames caught"
+before=$(get "${C}ArrayCounter_RBV")
+acquire 300 0.002
+again=$(($(get "${C}ArrayCounter_RBV") - before))
+[ "$(sls_get rx_framescaught)" = 300 ] || fail "after the stop, $(sls_get rx_framescaught) of 300 frames caught"
+[ $again -ge 298 ] || fail "after the stop, $again of 300 frames reached the plugin"
+[ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "arrays dropped around the stop"
+echo "ok: stopped after $stopped frames, then 300 at 2 ms: $again reached the plugin, the driver's count, 0 dropped"
+
+# ReceiverMode 0 is the stream's timer mode: a frame every 500 ms.
+put "${P}cam1:ReceiverMode" 0
+before=$(get "${C}ArrayCounter_RBV")
+acquire 500 0.001
+timer=$(($(get "${C}ArrayCounter_RBV") - before))
+[ "$(sls_get rx_framescaught)" = 500 ] || fail "ReceiverMode 0: $(sls_get rx_framescaught) of 500 frames caught"
+[ $timer -le 5 ] || fail "ReceiverMode 0 streamed $timer of 500 frames"
+[ "$(get "${P}cam1:ArrayCounter_RBV")" = "$(get "${C}ArrayCounter_RBV")" ] || fail "ReceiverMode 0: driver and plugin differ"
+echo "ok: with ReceiverMode 0 the receiver caught 500 frames and streamed $timer, which the plugin took: set ReceiverMode 1"
+echo "the real MÖNCH chain: PSI's server, receiver, stream and driver feed the plugin the core's results"
