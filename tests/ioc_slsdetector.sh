@@ -39,26 +39,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 dark=200 pedestal=196 frames=10000 cycle=500 seed=3
 # Ports of this test's own, below the CA ports of ioc_common.sh and the
-# kernel's ephemeral range: the server (and its stop server, + 1), the
-# receiver, the detector's UDP stream and the receiver's ZMQ stream.
-base=$((10000 + $$ % 1200 * 8))
-server_port=$base receiver_port=$((base + 2)) udp_port=$((base + 3)) zmq_port=$((base + 4))
-export SLSDETNAME="cc$$" # the sls client's shared memory, this test's own
+# kernel's ephemeral range.
+. "$top/tools/sls_chain.sh"
+sls_chain_ports $((10000 + $$ % 1200 * 8))
 export SLS_CONFIG="$work/moench.config" AUTOSAVE_FILES="$work" PINNED_ARRAYS=1
 export CLUSTER_OUTPUT_THREADS=2
-sls_pids="" receiver_pid=""
-stop_sls() {
-    for p in $receiver_pid $sls_pids; do kill "$p" 2>/dev/null || true; done
-    for p in $receiver_pid $sls_pids; do wait "$p" 2>/dev/null || true; done
-    receiver_pid="" sls_pids=""
-    # The server's System V segment (its key is 5678 + its port) and the
-    # client's POSIX segments of this SLSDETNAME.
-    ipcrm -M $((5678 + server_port)) 2>/dev/null || true
-    rm -f /dev/shm/slsDetectorPackage_detector_*_"$SLSDETNAME"
-}
 trap 'stop_ioc; stop_sls; rm -rf "$work"' EXIT
 
-sls_get() { "$SLS_BIN/sls_detector_get" "$1" 2>/dev/null | sed -n "s/^$1 \[\{0,1\}\([0-9]*\).*/\1/p"; }
 sls_put() { "$SLS_BIN/sls_detector_put" "$@" >"$work/sls_put.log" 2>&1 || { cat "$work/sls_put.log"; fail "sls_detector_put $*"; }; }
 # acquire FRAMES PERIOD: one acquisition through the driver, to its end.
 acquire() {
@@ -68,41 +55,11 @@ acquire() {
     # The driver's last arrays may still be in the plugin's queue.
     wait_for "${C}ArrayCounter_RBV" "$(get "${P}cam1:ArrayCounter_RBV")"
 }
-start_receiver() { # PROGRAM ARGUMENTS...
-    "$@" >"$work/receiver.log" 2>&1 &
-    receiver_pid=$!
-    for _ in $(seq 100); do
-        grep -q "starting TCP Server\|TCP port $receiver_port" "$work/receiver.log" && return 0
-        kill -0 "$receiver_pid" 2>/dev/null || break
-        sleep 0.2
-    done
-    cat "$work/receiver.log"
-    fail "the receiver did not start"
-}
 
-# The virtual server, once it and its stop server (a second process of
-# the same command line) are ready; it logs every frame.
-"$SLS_BIN/moenchDetectorServer_virtual" -p $server_port >"$work/server.log" 2>&1 &
-sls_pids=$!
-for _ in $(seq 100); do
-    grep -q "Stop Server Ready" "$work/server.log" && break
-    kill -0 $sls_pids 2>/dev/null || break
-    sleep 0.2
-done
-grep -q "Stop Server Ready" "$work/server.log" || { cat "$work/server.log"; fail "the virtual server did not start"; }
-sls_pids="$sls_pids $(pgrep -f "moenchDetectorServer_virtual -p $server_port" | grep -v "^$sls_pids$" | tr '\n' ' ')"
-start_receiver "$builddir/moenchSimReceiver/moenchSimReceiver" --port $receiver_port \
-    --dark $dark --cycle $cycle --seed $seed
-cat >"$SLS_CONFIG" <<EOF
-hostname localhost:$server_port
-rx_hostname localhost:$receiver_port
-udp_dstip 127.0.0.1
-udp_srcip 127.0.0.1
-udp_dstport $udp_port
-rx_zmqport $zmq_port
-zmqport $zmq_port
-rx_zmqstream 1
-EOF
+start_sls_server || fail "the virtual server did not start"
+start_sls_receiver "$builddir/moenchSimReceiver/moenchSimReceiver" --port $receiver_port \
+    --dark $dark --cycle $cycle --seed $seed || fail "moenchSimReceiver did not start"
+write_sls_config "$SLS_CONFIG"
 start_ioc 1
 grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
     fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"
@@ -189,9 +146,8 @@ rm -f "$work/chain.h5"
 echo "ok: clusterfind on the receiver's raw files finds, frame by frame, the clusters the plugin published"
 
 # PSI's plain slsReceiver in its place: the server's fixed pattern.
-kill "$receiver_pid"
-wait "$receiver_pid" 2>/dev/null || true
-start_receiver "$SLS_BIN/slsReceiver" -t $receiver_port
+stop_sls_receiver
+start_sls_receiver "$SLS_BIN/slsReceiver" -t $receiver_port || fail "slsReceiver did not start"
 sls_put rx_hostname "localhost:$receiver_port"
 sls_put rx_zmqport $zmq_port
 sls_put rx_zmqstream 1

@@ -14,7 +14,11 @@
 #             ADCore's, and st.cmd
 #   tools/    ioc_bench.sh, ioc_source_bench.sh, ioc_soak.sh, ioc_lib.sh,
 #             ioc_process.sh
-#   run.sh    unpacks what travels gzipped (ICU's 30 MiB of data), sets
+#   and, when the build has the real MÖNCH chain (iocMoench): iocMoench,
+#   moenchSimReceiver, PSI's virtual MÖNCH server, slsReceiver and
+#   sls_detector_put/get in bin/, their libraries in lib/, the driver's
+#   template in sls/, iocBoot/iocMoench, ioc_sls_bench.sh and sls_chain.sh
+#   run.sh    unpacks what travels gzipped (every file over a MiB), sets
 #             LD_LIBRARY_PATH, writes the paths of where it lies, and runs
 #             the benchmark with the CUDA backend (run.sh without arguments
 #             says how)
@@ -45,12 +49,24 @@ system_lib() {
     return 1
 }
 
+# The real MÖNCH chain, when the build has it.
+sls_ioc=$build/ioc/.libs/iocMoench
+sls_programs=""
+if [ -x "$sls_ioc" ]; then
+    sls_bin=$(sed -n 's/^SLS_BIN=//p' "$build/ioc/epicsTools")
+    sls_driver=$(sed -n 's/^epicsEnvSet("SLS_DRIVER", "\(.*\)")$/\1/p' "$build/ioc/envPaths")
+    sls_programs="$sls_ioc $build/moenchSimReceiver/.libs/moenchSimReceiver"
+    for program in moenchDetectorServer_virtual slsReceiver sls_detector_put sls_detector_get; do
+        sls_programs="$sls_programs $sls_bin/$program"
+    done
+fi
+
 rm -rf "$bundle"
 mkdir -p "$bundle"/{bin,lib,ioc,db,adcore/db,iocBoot/iocClusterCUDA,tools}
 source_totals=$build/tools/.libs/source_totals
 [ -x "$source_totals" ] || source_totals=$build/tools/source_totals
-programs="$ioc_bin $epics_bin/caget $epics_bin/caput $epics_bin/camonitor $source_totals"
-cp "$ioc_bin" "$epics_bin/caget" "$epics_bin/caput" "$epics_bin/camonitor" "$bundle/bin/"
+programs="$ioc_bin $epics_bin/caget $epics_bin/caput $epics_bin/camonitor $source_totals $sls_programs"
+cp "$ioc_bin" "$epics_bin/caget" "$epics_bin/caput" "$epics_bin/camonitor" $sls_programs "$bundle/bin/"
 cp "$source_totals" "$bundle/tools/"        # where ioc_soak.sh --build finds it
 
 # Every library the programs need, under the name they ask for.
@@ -72,10 +88,18 @@ cp "$adcore"/db/*.template "$adcore"/db/*.req "$bundle/adcore/db/"
 cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
 cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_source_bench.sh "$top"/tools/ioc_soak.sh \
     "$top"/tools/ioc_lib.sh "$top"/tools/ioc_process.sh "$bundle/tools/"
+if [ -n "$sls_programs" ]; then
+    mkdir -p "$bundle"/iocBoot/iocMoench "$bundle"/sls/db "$bundle"/sls/slsDetectorApp/Db
+    cp "$build/ioc/iocMoench.dbd" "$bundle/ioc/"
+    cp "$top"/iocBoot/iocMoench/* "$bundle/iocBoot/iocMoench/"
+    cp "$sls_driver/db/slsDetector.template" "$bundle/sls/db/"
+    cp "$sls_driver/slsDetectorApp/Db/slsDetector_settings.req" "$bundle/sls/slsDetectorApp/Db/"
+    cp "$top"/tools/ioc_sls_bench.sh "$top"/tools/sls_chain.sh "$bundle/tools/"
+fi
 
 cat >"$bundle/run.sh" <<'EOF'
 #!/bin/bash
-# run.sh [bench|source|soak|ioc|check|all] [OPTIONS]: the example IOC from this
+# run.sh [bench|source|soak|sls|ioc|check|all] [OPTIONS]: the example IOC from this
 # bundle, wherever it lies, with nothing but its own libraries besides
 # glibc, libstdc++ and the NVIDIA driver.
 #   bench [OPTIONS]  tools/ioc_bench.sh --backend cuda OPTIONS (later
@@ -83,6 +107,8 @@ cat >"$bundle/run.sh" <<'EOF'
 #   source [OPTIONS] tools/ioc_source_bench.sh OPTIONS: the frame source
 #                    alone, every plugin off
 #   soak [OPTIONS]   tools/ioc_soak.sh --backend cuda OPTIONS
+#   sls [OPTIONS]    tools/ioc_sls_bench.sh --backend cuda OPTIONS: the real
+#                    MÖNCH chain (virtual server, receiver, iocMoench)
 #   ioc              the IOC alone, its shell on this terminal
 #   check            what the programs and libraries take from outside
 #                    lib/ (only glibc, libstdc++, libgcc_s: else say so)
@@ -92,27 +118,33 @@ cat >"$bundle/run.sh" <<'EOF'
 #                    6 minutes); markdown and IOC logs into $OUT (default .)
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib
-# Libraries that travel compressed (ICU's data, 30 MiB) are unpacked once.
-for packed in "$here"/lib/*.gz; do
+# Programs and libraries that travel compressed are unpacked once.
+for packed in "$here"/lib/*.gz "$here"/bin/*.gz; do
     [ -e "$packed" ] && [ ! -e "${packed%.gz}" ] || continue
-    gzip -dc "$packed" >"${packed%.gz}.part" && mv "${packed%.gz}.part" "${packed%.gz}"
+    gzip -dc "$packed" >"${packed%.gz}.part" && chmod +x "${packed%.gz}.part" &&
+        mv "${packed%.gz}.part" "${packed%.gz}"
 done
 cat >"$here/ioc/envPaths" <<PATHS
 epicsEnvSet("CLUSTER_BUILD", "$here")
 epicsEnvSet("CLUSTER_TOP", "$here")
 epicsEnvSet("ADCORE", "$here/adcore")
 epicsEnvSet("EPICS_BASE", "$here")
+epicsEnvSet("SLS_DRIVER", "$here/sls")
 PATHS
-printf 'caget=%s\ncaput=%s\ncamonitor=%s\n' "$here/bin/caget" "$here/bin/caput" "$here/bin/camonitor" >"$here/ioc/epicsTools"
-printf '#!/bin/sh\ncd "%s/ioc" && exec ../bin/iocClusterCUDA ../iocBoot/iocClusterCUDA/st.cmd\n' \
-    "$here" >"$here/ioc/run-iocClusterCUDA"
-chmod +x "$here/ioc/run-iocClusterCUDA"
+printf 'caget=%s\ncaput=%s\ncamonitor=%s\nSLS_BIN=%s\n' "$here/bin/caget" "$here/bin/caput" \
+    "$here/bin/camonitor" "$here/bin" >"$here/ioc/epicsTools"
+for ioc in iocClusterCUDA iocMoench; do
+    printf '#!/bin/sh\ncd "%s/ioc" && exec ../bin/%s ../iocBoot/%s/st.cmd\n' \
+        "$here" $ioc $ioc >"$here/ioc/run-$ioc"
+    chmod +x "$here/ioc/run-$ioc"
+done
 what=${1:-help}
 [ $# -gt 0 ] && shift
 case $what in
 bench) exec "$here/tools/ioc_bench.sh" --build "$here" --backend cuda "$@" ;;
 source) exec "$here/tools/ioc_source_bench.sh" --build "$here" "$@" ;;
 soak) exec "$here/tools/ioc_soak.sh" --build "$here" --backend cuda "$@" ;;
+sls) exec "$here/tools/ioc_sls_bench.sh" --build "$here" --backend cuda "$@" ;;
 ioc) exec "$here/ioc/run-iocClusterCUDA" ;;
 check) # what resolves outside lib/: only the system's C and C++ runtime
     ldd "$here"/bin/* "$here"/lib/*.so* "$here/tools/source_totals" 2>/dev/null |
@@ -138,8 +170,9 @@ bad=$(LD_LIBRARY_PATH=$bundle/lib ldd "$bundle"/bin/* "$bundle"/lib/* "$bundle/t
         $2 == "=>" && index($3, lib) != 1 { print file, $1, $3 }' |
     while read -r file name path; do system_lib "$name" || echo "$file $name $path"; done)
 [ -z "$bad" ] || { echo "$bad" >&2; die "libraries resolve outside the bundle"; }
-# What is large and compresses well travels gzipped; run.sh unpacks it.
-for big in $(find "$bundle/lib" -type f -size +16M); do gzip -9 "$big"; done
+# What is over a MiB travels gzipped (a third of its size); run.sh
+# unpacks it.
+for big in $(find "$bundle/lib" "$bundle/bin" -type f -size +1M); do gzip -9 "$big"; done
 size=$(du -sm "$bundle" | cut -f1)
 say "$bundle: $(ls "$bundle/lib" | wc -l) libraries, $size MiB; every library resolves into lib/ or to glibc/libstdc++"
 [ "$size" -lt 60 ] || say "warning: $size MiB, over the 60 MiB budget"
