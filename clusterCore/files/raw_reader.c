@@ -134,7 +134,7 @@ static int open_next_files(cc_raw_reader *reader, char *message)
     const uint32_t parts = reader->info.interfaces;
     while (reader->files[0] == NULL && reader->next_file < reader->info.files) {
         uint32_t index = reader->next_file++;
-        uint64_t frames[CC_RAW_INTERFACES_MAX];
+        uint64_t frames[CC_RAW_INTERFACES_MAX] = {0};
         bool missing = false;
         for (uint32_t i = 0; i < parts; i++) {
             reader->paths[i] = cc__run_data_path(&reader->name, i, index);
