@@ -293,14 +293,37 @@ asynStatus NDPluginClusterCUDA::refuseWrite(asynUser *pasynUser,
     return asynError;
 }
 
-/* Whether the core takes these spectrum settings (what cc_spectrum_new
- * checks, without making one). */
-bool NDPluginClusterCUDA::spectrumValid(int energy, int bins, double min,
-                                        double max)
+/* Takes a spectrum setting (function, to value) only when the core can
+ * make the spectrum it gives with the others, so that a batch never meets
+ * one it cannot; else refuses the write (port locked). */
+asynStatus NDPluginClusterCUDA::checkSpectrum(asynUser *pasynUser,
+                                              int function, double value)
 {
-    return (energy == CC_ENERGY_SUM || energy == CC_ENERGY_SUM2X2) &&
-           bins >= 1 && bins <= (1 << 24) && std::isfinite(min) &&
-           std::isfinite(max) && min < max;
+    int energy, bins;
+    double min, max;
+    getIntegerParam(ClusterSpectrumEnergy, &energy);
+    getIntegerParam(ClusterSpectrumBins, &bins);
+    getDoubleParam(ClusterSpectrumMin, &min);
+    getDoubleParam(ClusterSpectrumMax, &max);
+    if (function == ClusterSpectrumEnergy)
+        energy = (int)value;
+    else if (function == ClusterSpectrumBins)
+        bins = (int)value;
+    else if (function == ClusterSpectrumMin)
+        min = value;
+    else
+        max = value;
+    if ((energy != CC_ENERGY_SUM && energy != CC_ENERGY_SUM2X2) || bins < 1 ||
+        bins > (1 << 24) || !std::isfinite(min) || !std::isfinite(max) ||
+        !(min < max))
+        return refuseWrite(pasynUser,
+                           "spectrum refused: %d bins of energy %d on [%g, "
+                           "%g) ADU; it takes 1 to %d bins of Sum (0) or "
+                           "Sum2x2 (1), SpectrumMin below SpectrumMax (to "
+                           "move the range up, set SpectrumMax first)",
+                           bins, energy, min, max, 1 << 24);
+    spectrumChanged_ = true;
+    return asynSuccess;
 }
 
 asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
@@ -328,22 +351,8 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         value = 0;
     } else if (function == ClusterSpectrumEnergy ||
                function == ClusterSpectrumBins) {
-        int energy, bins;
-        double min, max;
-        getIntegerParam(ClusterSpectrumEnergy, &energy);
-        getIntegerParam(ClusterSpectrumBins, &bins);
-        getDoubleParam(ClusterSpectrumMin, &min);
-        getDoubleParam(ClusterSpectrumMax, &max);
-        if (function == ClusterSpectrumEnergy)
-            energy = value;
-        else
-            bins = value;
-        if (!spectrumValid(energy, bins, min, max))
-            return refuseWrite(pasynUser,
-                               "spectrum refused: %d bins of energy %d on "
-                               "[%g, %g) ADU (1 to %u bins, Sum or Sum2x2)",
-                               bins, energy, min, max, 1u << 24);
-        spectrumChanged_ = true;
+        if (checkSpectrum(pasynUser, function, value) != asynSuccess)
+            return asynError;
     } else if (function == ClusterMaxBatch) {
         /* Held arrays come from the source's pool: a bound keeps the
          * plugin from taking all of it. */
@@ -386,26 +395,9 @@ asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
         return refuseWrite(pasynUser, "NSigma %g must be above 0", value);
     if (function == ClusterNSigma)
         settingsChanged_ = true;
-    if (function == ClusterSpectrumMin || function == ClusterSpectrumMax) {
-        int energy, bins;
-        double min, max;
-        getIntegerParam(ClusterSpectrumEnergy, &energy);
-        getIntegerParam(ClusterSpectrumBins, &bins);
-        getDoubleParam(ClusterSpectrumMin, &min);
-        getDoubleParam(ClusterSpectrumMax, &max);
-        if (function == ClusterSpectrumMin)
-            min = value;
-        else
-            max = value;
-        /* Checked here, so that a batch never meets a spectrum it cannot
-         * make: moving the range up, set SpectrumMax first. */
-        if (!spectrumValid(energy, bins, min, max))
-            return refuseWrite(pasynUser,
-                               "spectrum range [%g, %g) refused: SpectrumMin "
-                               "must be below SpectrumMax, both finite",
-                               min, max);
-        spectrumChanged_ = true;
-    }
+    if ((function == ClusterSpectrumMin || function == ClusterSpectrumMax) &&
+        checkSpectrum(pasynUser, function, value) != asynSuccess)
+        return asynError;
     asynStatus status = setDoubleParam(function, value);
     callParamCallbacks();
     return status;

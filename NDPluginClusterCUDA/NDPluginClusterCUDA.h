@@ -178,7 +178,7 @@ private:
     static void releaseArrays(std::vector<NDArray *> &arrays);
     void refuse(NDArray *pArray, const char *why);
     asynStatus refuseWrite(asynUser *pasynUser, const char *format, ...);
-    static bool spectrumValid(int energy, int bins, double min, double max);
+    asynStatus checkSpectrum(asynUser *pasynUser, int function, double value);
     void processHeld();
     template <typename Ready>
     void awaitBatches(epicsEvent &event, Ready ready);

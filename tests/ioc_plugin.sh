@@ -63,7 +63,7 @@ for setting in SpectrumMin:2500 SpectrumMax:-1; do
 done
 [ "$(get "${C}SpectrumMin_RBV")" = 0 ] && [ "$(get "${C}SpectrumMax_RBV")" = 2000 ] ||
     fail "a spectrum range the core refuses was taken: $(get "${C}SpectrumMin_RBV")..$(get "${C}SpectrumMax_RBV")"
-getstr "${C}StatusMessage_RBV" | grep -q "spectrum range \[0, -1) refused" ||
+getstr "${C}StatusMessage_RBV" | grep -q "spectrum refused: 200 bins of energy 0 on \[0, -1) ADU" ||
     fail "no word of the refused spectrum: $(getstr "${C}StatusMessage_RBV")"
 echo "ok: setpoints read back, an even cluster size and an impossible spectrum are refused"
 # The pedestal needs frames in order: one processing thread and one
