@@ -282,6 +282,43 @@ CC_API void cc_hitmap_reset(cc_hitmap *hitmap);
 CC_API const uint32_t *cc_hitmap_counts(const cc_hitmap *hitmap);
 
 /* ------------------------------------------------------------------ */
+/* Imaging: η, where in its pixel a photon landed (docs/spec.md §7)    */
+/* ------------------------------------------------------------------ */
+
+typedef enum cc_eta_function {
+    /* The best 2x2 window holding the centre (as for sum2x2): the shares
+     * of the centre's row and column in it, on [0, 1] (aare's eta2). */
+    CC_ETA2 = 0,
+    /* The same window: its right column's and bottom row's shares of its
+     * sum, on [0, 1]. */
+    CC_ETA2_FULL = 1,
+    /* The central 3x3: (right column - left column) and (bottom row - top
+     * row) over its sum, on [-0.5, 0.5]. */
+    CC_ETA3 = 2
+} cc_eta_function;
+
+/* The η of one cluster. A cluster whose denominator is not positive, or
+ * whose η falls outside its function's range, is uninterpolable. */
+typedef struct cc_eta_value {
+    double x, y;   /* ηx, ηy */
+    int8_t dx, dy; /* -1 when the 2x2 window lies left of (above) the
+                      centre, else 0; 0 for eta3 */
+    uint8_t valid; /* 1, or 0 when uninterpolable (x and y are then 0) */
+} cc_eta_value;
+
+/* The range [*low, *high] of a function's η; CC_EINVAL for no function. */
+CC_API int cc_eta_range(cc_eta_function function, double *low, double *high);
+/* The η of every cluster of a list, frame after frame, into eta, which
+ * holds cc_clusters_total(clusters) values. Each sum is an exact integer
+ * and each quotient one IEEE-754 division, so every backend and program
+ * gets the same doubles. CC_EINVAL for no function or NULL pointers. */
+CC_API int cc_eta(cc_eta_function function, const cc_clusters *clusters,
+                  cc_eta_value *eta);
+/* The same for one frame's clusters (frame->count values). */
+CC_API int cc_eta_frame(cc_eta_function function,
+                        const cc_frame_clusters *frame, cc_eta_value *eta);
+
+/* ------------------------------------------------------------------ */
 /* Page-locked host memory                                             */
 /* ------------------------------------------------------------------ */
 

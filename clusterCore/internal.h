@@ -217,6 +217,11 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
 
+/* The largest sum of the four 2x2 windows that hold the centre of a
+ * size_x * size_y cluster, the first of them on ties (top-left, top-right,
+ * bottom-left, bottom-right), and its top-left cell (row, col) (energy.c). */
+int64_t cc__best_2x2(uint32_t size_x, uint32_t size_y, const int32_t *values,
+                     uint32_t *row, uint32_t *col);
 /* cc_cluster_energy() for a cluster known to be valid (energy.c): the
  * spectrum's per-cluster call, direct and without the checks. */
 int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,

@@ -14,5 +14,6 @@ Suite *suite_errors(void);
 Suite *suite_simulator(void);
 Suite *suite_ground_truth(void);
 Suite *suite_files(void);
+Suite *suite_imaging(void);
 
 #endif

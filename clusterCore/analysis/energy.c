@@ -19,18 +19,33 @@ int64_t cc_cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
     return cc__cluster_energy(energy, size_x, size_y, values);
 }
 
+int64_t cc__best_2x2(uint32_t size_x, uint32_t size_y, const int32_t *values,
+                     uint32_t *row, uint32_t *col)
+{
+    /* Top-left, top-right, bottom-left, bottom-right: the first of the
+     * largest sums wins. */
+    uint32_t cx = size_x / 2, cy = size_y / 2;
+    int64_t best = sum_2x2(size_x, values, cy - 1, cx - 1);
+    *row = cy - 1;
+    *col = cx - 1;
+    for (uint32_t r = cy - 1; r <= cy; r++)
+        for (uint32_t c = cx - 1; c <= cx; c++) {
+            int64_t sum = sum_2x2(size_x, values, r, c);
+            if (sum > best) {
+                best = sum;
+                *row = r;
+                *col = c;
+            }
+        }
+    return best;
+}
+
 int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
                            const int32_t *values)
 {
     if (energy == CC_ENERGY_SUM2X2) {
-        uint32_t cx = size_x / 2, cy = size_y / 2;
-        int64_t best = sum_2x2(size_x, values, cy - 1, cx - 1);
-        for (uint32_t row = cy - 1; row <= cy; row++)
-            for (uint32_t col = cx - 1; col <= cx; col++) {
-                int64_t sum = sum_2x2(size_x, values, row, col);
-                best = sum > best ? sum : best;
-            }
-        return best;
+        uint32_t row, col;
+        return cc__best_2x2(size_x, size_y, values, &row, &col);
     }
     int64_t sum = 0;
     for (size_t i = 0; i < (size_t)size_x * size_y; i++)
