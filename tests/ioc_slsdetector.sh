@@ -39,6 +39,27 @@ $python -c "import h5py, numpy" 2>/dev/null ||
     { echo "SKIP: python3 with h5py and numpy is needed (apt-get install python3-h5py)"; exit 77; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 
+# The receiver's UDP socket holds about a dozen frames (the kernel's
+# rmem_max): on two busy cores a stall of the receiver loses packets, and
+# then whole frames, before anything of ours sees them. That is the
+# machine, not the chain: the test runs once more, from a fresh start,
+# and fails only if the receiver loses frames again.
+if [ -z "${CHAIN_ATTEMPT:-}" ]; then
+    status=0
+    CHAIN_ATTEMPT=1 sh "$0" || status=$?
+    if [ $status = 3 ]; then
+        echo "the receiver lost UDP packets (a loaded machine): the chain once more"
+        status=0
+        CHAIN_ATTEMPT=2 sh "$0" || status=$?
+    fi
+    exit $status
+fi
+# udp_lost WHAT: the receiver did not catch every frame.
+udp_lost() {
+    [ "$CHAIN_ATTEMPT" = 1 ] && { echo "$1"; exit 3; }
+    fail "$1, twice"
+}
+
 dark=200 pedestal=196 frames=10000 cycle=500 seed=3 period=0.001
 # Under AddressSanitizer the core's finder takes twice the CPU, and on two
 # cores the virtual server and the receiver then lose UDP packets at
@@ -99,7 +120,7 @@ caught() {
     acquire "$2" "$3"
     got=$(($(get "${C}ArrayCounter_RBV") - before))
     caught=$(sls_get rx_framescaught)
-    [ "$caught" = "$2" ] || fail "the receiver caught $caught of $2 frames"
+    [ "$caught" = "$2" ] || udp_lost "the receiver caught $caught of $2 frames"
 }
 caught dark $dark $period
 lost_dark=$((dark - got))
@@ -181,7 +202,7 @@ stopped=$(sls_get rx_framescaught)
 before=$(get "${C}ArrayCounter_RBV")
 acquire 300 0.002
 again=$(($(get "${C}ArrayCounter_RBV") - before))
-[ "$(sls_get rx_framescaught)" = 300 ] || fail "after the stop, $(sls_get rx_framescaught) of 300 frames caught"
+[ "$(sls_get rx_framescaught)" = 300 ] || udp_lost "after the stop, $(sls_get rx_framescaught) of 300 frames caught"
 [ $again -ge 298 ] || fail "after the stop, $again of 300 frames reached the plugin"
 [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "arrays dropped around the stop"
 echo "ok: stopped after $stopped frames, then 300 at 2 ms: $again reached the plugin, the driver's count, 0 dropped"
@@ -191,7 +212,7 @@ put "${P}cam1:ReceiverMode" 0
 before=$(get "${C}ArrayCounter_RBV")
 acquire 500 0.001
 timer=$(($(get "${C}ArrayCounter_RBV") - before))
-[ "$(sls_get rx_framescaught)" = 500 ] || fail "ReceiverMode 0: $(sls_get rx_framescaught) of 500 frames caught"
+[ "$(sls_get rx_framescaught)" = 500 ] || udp_lost "ReceiverMode 0: $(sls_get rx_framescaught) of 500 frames caught"
 [ $timer -le 5 ] || fail "ReceiverMode 0 streamed $timer of 500 frames"
 [ "$(get "${P}cam1:ArrayCounter_RBV")" = "$(get "${C}ArrayCounter_RBV")" ] || fail "ReceiverMode 0: driver and plugin differ"
 echo "ok: with ReceiverMode 0 the receiver caught 500 frames and streamed $timer, which the plugin took: set ReceiverMode 1"
