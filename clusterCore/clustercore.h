@@ -248,6 +248,25 @@ typedef enum cc_energy {
 CC_API int64_t cc_cluster_energy(cc_energy energy, uint32_t size_x,
                                  uint32_t size_y, const int32_t *values);
 
+/* An energy window [low, high) ADU on one of the energies: the clusters
+ * inside it are the photons that the counting image and the imaging take
+ * (docs/spec.md §7.2). */
+typedef struct cc_energy_window {
+    cc_energy energy;
+    double low, high;
+} cc_energy_window;
+
+/* CC_OK, or CC_EINVAL with a sentence in message (CC_MESSAGE_SIZE bytes,
+ * may be NULL) when the window is empty or not finite, or its energy is
+ * none of the above. */
+CC_API int cc_energy_window_check(const cc_energy_window *window,
+                                  char *message);
+/* 1 when the energy of the cluster (size_x * size_y values) lies in the
+ * window, else 0 (also for a window that fails the check). */
+CC_API int cc_energy_window_contains(const cc_energy_window *window,
+                                     uint32_t size_x, uint32_t size_y,
+                                     const int32_t *values);
+
 typedef struct cc_spectrum cc_spectrum;
 
 /* A histogram of cluster energies: bins equal bins on [min, max); energies
@@ -278,8 +297,17 @@ CC_API void cc_hitmap_destroy(cc_hitmap *hitmap);
 /* Fails with CC_EINVAL, adding nothing, if a centre lies outside the map. */
 CC_API int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters);
 CC_API int cc_hitmap_add_frame(cc_hitmap *hitmap, const cc_frame_clusters *frame);
+/* Zeroes the counts and the clusters left outside the window. */
 CC_API void cc_hitmap_reset(cc_hitmap *hitmap);
 CC_API const uint32_t *cc_hitmap_counts(const cc_hitmap *hitmap);
+/* From now on the map counts only the clusters inside window: the
+ * counting image. NULL counts every cluster again. CC_EINVAL for a window
+ * that fails cc_energy_window_check, and nothing changes. */
+CC_API int cc_hitmap_set_window(cc_hitmap *hitmap,
+                                const cc_energy_window *window);
+/* The clusters left out of the counts for lying outside the window,
+ * since the last reset: nothing is dropped silently. */
+CC_API uint64_t cc_hitmap_outside(const cc_hitmap *hitmap);
 
 /* ------------------------------------------------------------------ */
 /* Imaging: η, where in its pixel a photon landed (docs/spec.md §7)    */

@@ -227,6 +227,10 @@ int64_t cc__best_2x2(uint32_t size_x, uint32_t size_y, const int32_t *values,
 int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
                            const int32_t *values);
 
+/* cc_energy_window_contains() for a checked window and a valid cluster. */
+int cc__window_contains(const cc_energy_window *window, uint32_t size_x,
+                        uint32_t size_y, const int32_t *values);
+
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
 

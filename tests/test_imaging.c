@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_imaging.c: the imaging of docs/spec.md §7: the η functions on
- * hand-built clusters, whose values are worked out here from the
- * definitions (and the ties, signs and sizes that decide them).
+ * test_imaging.c: the imaging of docs/spec.md §7 on hand-built clusters,
+ * whose values are worked out here from the definitions: the η functions
+ * (and the ties, signs and sizes that decide them), the energy window's
+ * edges and the counting image.
  */
 #include <check.h>
+#include <math.h>
+#include <string.h>
 
 #include "internal.h"
 #include "suites.h"
@@ -150,6 +153,76 @@ START_TEST(eta_in_larger_clusters)
 }
 END_TEST
 
+/* The window is [low, high): an energy at the low edge is inside, one at
+ * the high edge outside, on either energy; empty, inverted or infinite
+ * windows are refused with a message. */
+START_TEST(energy_window_edges)
+{
+    static const int32_t v[9] = {0, 0, 0, 0, 500, 300, 0, 10, 1}; /* sum 811 */
+    /* sum 840; sum2x2 840 (the top-right window), not 800 (bottom-right) */
+    static const int32_t w[9] = {0, 40, 0, 0, 500, 300, 0, 0, 0};
+    cc_energy_window window = {CC_ENERGY_SUM, 811, 900};
+    ck_assert_int_eq(cc_energy_window_contains(&window, 3, 3, v), 1);
+    window.low = 811.5;
+    ck_assert_int_eq(cc_energy_window_contains(&window, 3, 3, v), 0);
+    window = (cc_energy_window){CC_ENERGY_SUM, 0, 811};
+    ck_assert_int_eq(cc_energy_window_contains(&window, 3, 3, v), 0);
+    window.high = 811.000001;
+    ck_assert_int_eq(cc_energy_window_contains(&window, 3, 3, v), 1);
+    window = (cc_energy_window){CC_ENERGY_SUM2X2, 800, 840};
+    ck_assert_int_eq(cc_energy_window_contains(&window, 3, 3, w), 0);
+    window.high = 841;
+    ck_assert_int_eq(cc_energy_window_contains(&window, 3, 3, w), 1);
+    char message[CC_MESSAGE_SIZE];
+    static const cc_energy_window bad[] = {
+        {CC_ENERGY_SUM, 700, 700}, {CC_ENERGY_SUM, 900, 700},
+        {CC_ENERGY_SUM, -INFINITY, 700}, {CC_ENERGY_SUM, 0, NAN},
+        {(cc_energy)5, 0, 1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(cc_energy_window_check(&bad[i], message), CC_EINVAL);
+        ck_assert_msg(strstr(message, "energy window") != NULL, "%s", message);
+        ck_assert_int_eq(cc_energy_window_contains(&bad[i], 3, 3, v), 0);
+    }
+}
+END_TEST
+
+/* With a window the hit map is the counting image: it counts the photons
+ * inside and counts the rest as outside, never losing one; a bad window
+ * changes nothing, NULL counts every cluster again, reset zeroes both. */
+START_TEST(counting_image)
+{
+    static const int32_t v[3 * 9] = {
+        0, 0, 0, 0, 800, 0, 0, 0, 0, /* sum 800: a photon of [700, 900) */
+        0, 0, 0, 0, 950, 0, 0, 0, 0, /* 950: outside */
+        0, 0, 0, 0, 700, 0, 0, 0, 0, /* 700: the low edge, inside */
+    };
+    cc_clusters *clusters = clusters_of(3, 3, 3, v); /* all at (10, 20) */
+    cc_hitmap *hitmap;
+    ck_assert_int_eq(cc_hitmap_new(&hitmap, 30, 30), CC_OK);
+    const cc_energy_window window = {CC_ENERGY_SUM, 700, 900};
+    ck_assert_int_eq(cc_hitmap_set_window(hitmap, &window), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add(hitmap, clusters), CC_OK);
+    ck_assert_uint_eq(cc_hitmap_counts(hitmap)[20 * 30 + 10], 2);
+    ck_assert_uint_eq(cc_hitmap_outside(hitmap), 1);
+    const cc_energy_window empty = {CC_ENERGY_SUM, 900, 700};
+    ck_assert_int_eq(cc_hitmap_set_window(hitmap, &empty), CC_EINVAL);
+    cc_frame_clusters frame;
+    ck_assert_int_eq(cc_clusters_frame(clusters, 0, &frame), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add_frame(hitmap, &frame), CC_OK);
+    ck_assert_uint_eq(cc_hitmap_counts(hitmap)[20 * 30 + 10], 4);
+    ck_assert_uint_eq(cc_hitmap_outside(hitmap), 2);
+    ck_assert_int_eq(cc_hitmap_set_window(hitmap, NULL), CC_OK);
+    ck_assert_int_eq(cc_hitmap_add(hitmap, clusters), CC_OK);
+    ck_assert_uint_eq(cc_hitmap_counts(hitmap)[20 * 30 + 10], 7);
+    ck_assert_uint_eq(cc_hitmap_outside(hitmap), 2);
+    cc_hitmap_reset(hitmap);
+    ck_assert_uint_eq(cc_hitmap_counts(hitmap)[20 * 30 + 10], 0);
+    ck_assert_uint_eq(cc_hitmap_outside(hitmap), 0);
+    cc_hitmap_destroy(hitmap);
+    cc_clusters_destroy(clusters);
+}
+END_TEST
+
 Suite *suite_imaging(void)
 {
     Suite *suite = suite_create("imaging");
@@ -159,5 +232,9 @@ Suite *suite_imaging(void)
     tcase_add_test(eta, eta_uninterpolable);
     tcase_add_test(eta, eta_in_larger_clusters);
     suite_add_tcase(suite, eta);
+    TCase *window = tcase_create("window");
+    tcase_add_test(window, energy_window_edges);
+    tcase_add_test(window, counting_image);
+    suite_add_tcase(suite, window);
     return suite;
 }

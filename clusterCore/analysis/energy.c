@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* energy.c: the energy of one cluster, as docs/spec.md §4 defines it. */
+/* energy.c: the energy of one cluster, as docs/spec.md §4 defines it, and
+ * the energy window of §7.2. */
+#include <math.h>
+
 #include "internal.h"
 
 /* Sum of the 2x2 cells whose top-left cell is (row, col). */
@@ -51,4 +54,39 @@ int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
     for (size_t i = 0; i < (size_t)size_x * size_y; i++)
         sum += values[i];
     return sum;
+}
+
+int cc_energy_window_check(const cc_energy_window *window, char *message)
+{
+    if (window == NULL)
+        return cc__message(message, CC_EINVAL, "no energy window");
+    if (window->energy != CC_ENERGY_SUM && window->energy != CC_ENERGY_SUM2X2)
+        return cc__message(message, CC_EINVAL,
+                           "energy window on energy %d: it is sum (0) or "
+                           "sum2x2 (1)", (int)window->energy);
+    if (!isfinite(window->low) || !isfinite(window->high) ||
+        !(window->low < window->high))
+        return cc__message(message, CC_EINVAL,
+                           "energy window [%g, %g) ADU is empty or not "
+                           "finite: its low edge must be below its high one",
+                           window->low, window->high);
+    return CC_OK;
+}
+
+int cc__window_contains(const cc_energy_window *window, uint32_t size_x,
+                        uint32_t size_y, const int32_t *values)
+{
+    /* An int64 energy of a cluster converts to double exactly. */
+    double e = (double)cc__cluster_energy(window->energy, size_x, size_y,
+                                          values);
+    return e >= window->low && e < window->high;
+}
+
+int cc_energy_window_contains(const cc_energy_window *window, uint32_t size_x,
+                              uint32_t size_y, const int32_t *values)
+{
+    if (cc_energy_window_check(window, NULL) != CC_OK || values == NULL ||
+        size_x < CC_CLUSTER_SIZE_MIN || size_y < CC_CLUSTER_SIZE_MIN)
+        return 0;
+    return cc__window_contains(window, size_x, size_y, values);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* hitmap.c: the count of cluster centres per pixel. */
+/* hitmap.c: the count of cluster centres per pixel; with an energy window,
+ * of the photons inside it (the counting image). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,7 +8,10 @@
 
 struct cc_hitmap {
     uint32_t rows, cols;
-    uint32_t counts[]; /* rows * cols, row-major */
+    bool windowed;             /* count only clusters inside window */
+    cc_energy_window window;
+    uint64_t outside;          /* clusters left out by the window */
+    uint32_t counts[];         /* rows * cols, row-major */
 };
 
 int cc_hitmap_new(cc_hitmap **hitmap, uint32_t rows, uint32_t cols)
@@ -33,13 +37,23 @@ void cc_hitmap_destroy(cc_hitmap *hitmap)
     free(hitmap);
 }
 
+/* n clusters of size_x * size_y values: their centres counted, those
+ * outside the window (if any) only counted as outside. */
 static int add_centres(cc_hitmap *hitmap, const uint16_t *x,
-                       const uint16_t *y, size_t n)
+                       const uint16_t *y, const int32_t *values,
+                       uint32_t size_x, uint32_t size_y, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (x[i] >= hitmap->cols || y[i] >= hitmap->rows)
             return CC_EINVAL;
+    const size_t cells = (size_t)size_x * size_y;
     for (size_t i = 0; i < n; i++) {
+        if (hitmap->windowed &&
+            !cc__window_contains(&hitmap->window, size_x, size_y,
+                                 values + i * cells)) {
+            hitmap->outside++;
+            continue;
+        }
         uint32_t *count = &hitmap->counts[(size_t)y[i] * hitmap->cols + x[i]];
         if (*count < UINT32_MAX)
             (*count)++;
@@ -51,22 +65,44 @@ int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters)
 {
     if (hitmap == NULL || clusters == NULL)
         return CC_EINVAL;
-    return add_centres(hitmap, clusters->x, clusters->y, clusters->n_clusters);
+    return add_centres(hitmap, clusters->x, clusters->y, clusters->values,
+                       clusters->size_x, clusters->size_y,
+                       clusters->n_clusters);
 }
 
 int cc_hitmap_add_frame(cc_hitmap *hitmap, const cc_frame_clusters *frame)
 {
     if (hitmap == NULL || frame == NULL ||
-        (frame->count > 0 && (frame->x == NULL || frame->y == NULL)))
+        (frame->count > 0 && (frame->x == NULL || frame->y == NULL ||
+                              frame->values == NULL)))
         return CC_EINVAL;
-    return add_centres(hitmap, frame->x, frame->y, frame->count);
+    return add_centres(hitmap, frame->x, frame->y, frame->values,
+                       frame->size_x, frame->size_y, frame->count);
+}
+
+int cc_hitmap_set_window(cc_hitmap *hitmap, const cc_energy_window *window)
+{
+    if (hitmap == NULL ||
+        (window != NULL && cc_energy_window_check(window, NULL) != CC_OK))
+        return CC_EINVAL;
+    hitmap->windowed = window != NULL;
+    if (window != NULL)
+        hitmap->window = *window;
+    return CC_OK;
+}
+
+uint64_t cc_hitmap_outside(const cc_hitmap *hitmap)
+{
+    return hitmap == NULL ? 0 : hitmap->outside;
 }
 
 void cc_hitmap_reset(cc_hitmap *hitmap)
 {
-    if (hitmap != NULL)
-        memset(hitmap->counts, 0,
-               (size_t)hitmap->rows * hitmap->cols * sizeof(uint32_t));
+    if (hitmap == NULL)
+        return;
+    memset(hitmap->counts, 0,
+           (size_t)hitmap->rows * hitmap->cols * sizeof(uint32_t));
+    hitmap->outside = 0;
 }
 
 const uint32_t *cc_hitmap_counts(const cc_hitmap *hitmap)
