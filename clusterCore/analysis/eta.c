@@ -39,16 +39,16 @@ static bool share(int64_t numerator, int64_t denominator, double low,
     return true;
 }
 
-/* The η of one cluster of size_x * size_y values (both odd, >= 3). */
-static cc_eta_value eta_of(cc_eta_function function, uint32_t size_x,
-                           uint32_t size_y, const int32_t *v)
+/* The η of one cluster of size_x * size_y values (both odd, >= 3), on the
+ * function's range [low, high]. */
+static cc_eta_value eta_of(cc_eta_function function, double low, double high,
+                           uint32_t size_x, uint32_t size_y, const int32_t *v)
 {
     const uint32_t cx = size_x / 2, cy = size_y / 2;
 #define AT(row, col) ((int64_t)v[(size_t)(row) * size_x + (col)])
     cc_eta_value eta = {0};
-    double low, high;
-    cc_eta_range(function, &low, &high);
-    int64_t nx, dx, ny, dy;
+    /* Numerators and denominators of ηx and ηy. */
+    int64_t num_x, den_x, num_y, den_y;
     if (function == CC_ETA3) {
         int64_t left = 0, right = 0, top = 0, bottom = 0, sum = 0;
         for (uint32_t k = 0; k < 3; k++) {
@@ -59,9 +59,9 @@ static cc_eta_value eta_of(cc_eta_function function, uint32_t size_x,
             for (uint32_t j = 0; j < 3; j++)
                 sum += AT(cy - 1 + k, cx - 1 + j);
         }
-        nx = right - left;
-        ny = bottom - top;
-        dx = dy = sum;
+        num_x = right - left;
+        num_y = bottom - top;
+        den_x = den_y = sum;
     } else {
         uint32_t row, col;
         int64_t sum = cc__best_2x2(size_x, size_y, v, &row, &col);
@@ -69,18 +69,19 @@ static cc_eta_value eta_of(cc_eta_function function, uint32_t size_x,
         eta.dy = row < cy ? -1 : 0;
         if (function == CC_ETA2) {
             /* L and R: the centre's row in the window; T and B: its column. */
-            nx = AT(cy, col + 1);
-            dx = AT(cy, col) + nx;
-            ny = AT(row + 1, cx);
-            dy = AT(row, cx) + ny;
+            num_x = AT(cy, col + 1);
+            den_x = AT(cy, col) + num_x;
+            num_y = AT(row + 1, cx);
+            den_y = AT(row, cx) + num_y;
         } else {
-            nx = AT(row, col + 1) + AT(row + 1, col + 1);
-            ny = AT(row + 1, col) + AT(row + 1, col + 1);
-            dx = dy = sum;
+            num_x = AT(row, col + 1) + AT(row + 1, col + 1);
+            num_y = AT(row + 1, col) + AT(row + 1, col + 1);
+            den_x = den_y = sum;
         }
     }
 #undef AT
-    if (share(nx, dx, low, high, &eta.x) && share(ny, dy, low, high, &eta.y))
+    if (share(num_x, den_x, low, high, &eta.x) &&
+        share(num_y, den_y, low, high, &eta.y))
         eta.valid = 1;
     else
         eta.x = eta.y = 0.0;
@@ -97,7 +98,7 @@ int cc_eta_frame(cc_eta_function function, const cc_frame_clusters *frame,
         return CC_EINVAL;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
     for (uint32_t i = 0; i < frame->count; i++)
-        eta[i] = eta_of(function, frame->size_x, frame->size_y,
+        eta[i] = eta_of(function, low, high, frame->size_x, frame->size_y,
                         frame->values + i * cells);
     return CC_OK;
 }
