@@ -385,6 +385,44 @@ typedef struct cc_emission_line {
     double weight; /* relative intensity; the weights need not sum to 1 */
 } cc_emission_line;
 
+/* A mask in front of the sensor, for imaging at sub-pixel scale. Photons
+ * are drawn as without it, then a photon whose true position (x, y) falls
+ * on an opaque part is absorbed: it leaves no charge and is not in the
+ * truth. The photons that pass are therefore exactly the photons of the
+ * same seed without the mask that fall on open parts, where they were;
+ * flux counts the photons before the mask. frac(v) is v - floor(v). */
+typedef enum cc_sim_pattern {
+    CC_PATTERN_NONE = 0,  /* flat field (default) */
+    CC_PATTERN_SLITS = 1, /* vertical slits: open where
+                             frac(x / pattern_period) < 0.5 */
+    CC_PATTERN_GRID = 2,  /* square holes: open where
+                             frac(x / pattern_period) < 0.5 and
+                             frac(y / pattern_period) < 0.5 */
+    CC_PATTERN_STAR = 3   /* Siemens star of pattern_spokes open sectors
+                             around (spot_x, spot_y): open where
+                             frac(spokes * angle / (2 pi)) < 0.5, angle
+                             = atan2(y - spot_y, x - spot_x) */
+} cc_sim_pattern;
+
+/* Planted defects, at pixels drawn from the seed (distinct, uniform over
+ * the frame, hot and dead apart). A dead pixel reads 0 in every frame. A
+ * hot pixel is the worst case a bad-pixel mask is for, not a physical
+ * model: in dark frames it reads its dark level plus Gaussian noise of
+ * hot_noise rms (then rounded and clipped to 0..adc_max like any pixel),
+ * so a pedestal trained on them finds an rms far above the median; in
+ * every frame of cc_simulator_frames it reads adc_max, whatever its
+ * photons, so its value has nothing to do with its dark statistics. With
+ * the default dark level and hot_noise, adc_max is about 5.9 hot_noise
+ * above the dark level, so a finder at nsigma 5 without a mask makes a
+ * cluster there in every frame; a larger hot_noise or nsigma may not.
+ * Photons' charge on a defective pixel is lost, like everything else the
+ * pixel would read. */
+typedef enum cc_sim_pixel {
+    CC_PIXEL_GOOD = 0,
+    CC_PIXEL_HOT = 1,
+    CC_PIXEL_DEAD = 2
+} cc_sim_pixel;
+
 /* Callers allocate this struct and fill it with cc_simulator_config_init()
  * first. */
 typedef struct cc_simulator_config {
@@ -396,7 +434,8 @@ typedef struct cc_simulator_config {
     double noise_max;         /*   [noise_min, noise_max] ADU; 15, 50 */
     double flux;              /* mean photons per frame, Poisson; 2330 */
     cc_beam_profile beam;     /* default CC_BEAM_UNIFORM */
-    double spot_x, spot_y;    /* spot centre (column, row), px; frame centre */
+    double spot_x, spot_y;    /* spot (and star) centre (column, row), px;
+                                 200, 200: the default frame's centre */
     double spot_sigma;        /* spot rms, px; 60 */
     uint32_t n_lines;         /* default 2: Cu Ka 8.048 keV 87 %, Kb 8.905 keV 13 % */
     cc_emission_line lines[CC_SIM_LINES_MAX];
@@ -405,6 +444,14 @@ typedef struct cc_simulator_config {
     uint16_t adc_max;         /* ADC full scale; default 16383 (14 bits) */
     uint32_t threads;         /* frames made in parallel, 1..256, 0 = one
                                  per online CPU; default 1 */
+    cc_sim_pattern pattern;   /* default CC_PATTERN_NONE */
+    double pattern_period;    /* slits and grid, px, in (0, the frame's
+                                 larger side]; default 1 */
+    uint32_t pattern_spokes;  /* star's open sectors, 1..1000; default 36 */
+    uint32_t hot_pixels;      /* defects, at most rows * cols together; */
+    uint32_t dead_pixels;     /*   default 0 each */
+    double hot_noise;         /* hot pixels' dark-frame rms, ADU, >= 0;
+                                 default 2000 */
 } cc_simulator_config;
 
 /* One photon of the ground truth: where it hit (column, row in pixels,
@@ -452,9 +499,13 @@ CC_API int cc_simulator_frames(cc_simulator *simulator, uint64_t first,
                                size_t n_frames, uint16_t *frames,
                                cc_truth *truth);
 /* The model's per-pixel dark level and noise rms in ADU (either may be
- * NULL), rows * cols values each. */
+ * NULL), rows * cols values each: those of the dark frames, so 0 and 0 for
+ * a dead pixel and hot_noise for a hot pixel's noise. */
 CC_API int cc_simulator_maps(const cc_simulator *simulator, double *pedestal,
                              double *noise);
+/* The planted defects, rows * cols bytes of cc_sim_pixel (0 good, 1 hot,
+ * 2 dead), the ground truth for a bad-pixel mask. */
+CC_API int cc_simulator_defects(const cc_simulator *simulator, uint8_t *map);
 
 /* ------------------------------------------------------------------ */
 /* Comparison with the ground truth                                    */

@@ -3,7 +3,9 @@
  * simulator.c: MÖNCH-like frames with ground truth. A frame is the
  * per-pixel dark level, Gaussian noise of the pixel's rms, and the charge
  * of Poisson(flux) photons, each spread by a Gaussian cloud integrated over
- * the pixel areas, then rounded and clipped like a 14-bit ADC.
+ * the pixel areas, then rounded and clipped like a 14-bit ADC. A mask in
+ * front of the sensor may absorb photons, and planted hot and dead pixels
+ * override what their pixels would read.
  *
  * Photons are drawn serially (a few thousand per frame, cheap); the frames
  * are rendered in parallel, one whole frame per thread at a time. Every
@@ -23,7 +25,8 @@ enum stream {
     STREAM_NOISE,
     STREAM_DARK_NOISE,
     STREAM_PHOTON_COUNT,
-    STREAM_PHOTONS
+    STREAM_PHOTONS,
+    STREAM_DEFECTS /* new streams go last: the others keep their numbers */
 };
 
 struct cc_simulator {
@@ -31,6 +34,7 @@ struct cc_simulator {
     size_t pixels;
     double *pedestal; /* dark level per pixel, ADU */
     double *noise;    /* noise rms per pixel, ADU */
+    uint8_t *defects; /* cc_sim_pixel per pixel */
     struct cc__pool *pool;
     unsigned threads;
     double *charge; /* threads * pixels of scratch */
@@ -60,6 +64,10 @@ void cc_simulator_config_init(cc_simulator_config *config)
         .cloud_sigma = 0.25,
         .adc_max = 16383,
         .threads = 1,
+        .pattern = CC_PATTERN_NONE,
+        .pattern_period = 1.0,
+        .pattern_spokes = 36,
+        .hot_noise = 2000.0,
     };
 }
 
@@ -128,6 +136,35 @@ int cc_simulator_config_check(const cc_simulator_config *config,
     if (c->threads > CC_THREADS_MAX)
         return cc__message(message, CC_EINVAL, "threads %u is above %u",
                            (unsigned)c->threads, CC_THREADS_MAX);
+    if ((unsigned)c->pattern > CC_PATTERN_STAR)
+        return cc__message(message, CC_EINVAL, "unknown pattern %d",
+                           (int)c->pattern);
+    uint32_t side = c->rows > c->cols ? c->rows : c->cols;
+    if (!(c->pattern_period > 0 && c->pattern_period <= side))
+        return cc__message(message, CC_EINVAL,
+                           "pattern_period %g is outside (0, %u] pixels, "
+                           "the frame's larger side",
+                           c->pattern_period, (unsigned)side);
+    if (c->pattern_spokes == 0 || c->pattern_spokes > 1000)
+        return cc__message(message, CC_EINVAL,
+                           "pattern_spokes %u is outside 1..1000",
+                           (unsigned)c->pattern_spokes);
+    if (c->pattern == CC_PATTERN_STAR &&
+        (!isfinite(c->spot_x) || !isfinite(c->spot_y)))
+        return cc__message(message, CC_EINVAL,
+                           "the star pattern needs a finite centre "
+                           "spot_x, spot_y");
+    uint64_t pixels = (uint64_t)c->rows * c->cols;
+    if ((uint64_t)c->hot_pixels + c->dead_pixels > pixels)
+        return cc__message(message, CC_EINVAL,
+                           "hot_pixels %u + dead_pixels %u is more than the "
+                           "%llu pixels of the frame",
+                           (unsigned)c->hot_pixels, (unsigned)c->dead_pixels,
+                           (unsigned long long)pixels);
+    if (!finite_at_least(c->hot_noise, 0))
+        return cc__message(message, CC_EINVAL,
+                           "hot_noise %g ADU must be finite and non-negative",
+                           c->hot_noise);
     return CC_OK;
 }
 
@@ -143,6 +180,37 @@ static void draw_maps(cc_simulator *simulator)
         simulator->pedestal[p] = c->pedestal + c->pedestal_spread * normal;
         double u = cc__random_uniform(cc__random_bits(noise_key, p));
         simulator->noise[p] = c->noise_min + (c->noise_max - c->noise_min) * u;
+    }
+}
+
+/* Plants the hot pixels, then the dead ones, each at a pixel drawn from
+ * the seed, drawing again when the pixel is taken: distinct, and uniform
+ * over the frame. The maps then say what the dark frames show: a dead
+ * pixel's level and noise are 0, a hot pixel's noise is hot_noise. */
+static void draw_defects(cc_simulator *simulator)
+{
+    const cc_simulator_config *c = &simulator->config;
+    const struct {
+        uint32_t count;
+        cc_sim_pixel kind;
+    } plants[] = {{c->hot_pixels, CC_PIXEL_HOT},
+                  {c->dead_pixels, CC_PIXEL_DEAD}};
+    memset(simulator->defects, CC_PIXEL_GOOD, simulator->pixels);
+    uint64_t key = cc__random_key(c->seed, STREAM_DEFECTS, 0);
+    uint64_t draw = 0;
+    for (size_t i = 0; i < sizeof plants / sizeof plants[0]; i++) {
+        for (uint32_t planted = 0; planted < plants[i].count;) {
+            /* The modulo's bias, below pixels / 2^64, is negligible. */
+            size_t p = cc__random_bits(key, draw++) % simulator->pixels;
+            if (simulator->defects[p] != CC_PIXEL_GOOD)
+                continue;
+            simulator->defects[p] = (uint8_t)plants[i].kind;
+            planted++;
+            if (plants[i].kind == CC_PIXEL_DEAD)
+                simulator->pedestal[p] = simulator->noise[p] = 0;
+            else
+                simulator->noise[p] = c->hot_noise;
+        }
     }
 }
 
@@ -163,8 +231,9 @@ int cc_simulator_new(cc_simulator **simulator,
     made->threads = cc__resolve_threads(config->threads);
     made->pedestal = malloc(made->pixels * sizeof *made->pedestal);
     made->noise = malloc(made->pixels * sizeof *made->noise);
+    made->defects = malloc(made->pixels);
     made->charge = malloc(made->threads * made->pixels * sizeof *made->charge);
-    rc = made->pedestal && made->noise && made->charge
+    rc = made->pedestal && made->noise && made->defects && made->charge
              ? cc_truth_new(&made->own_truth)
              : CC_ENOMEM;
     if (rc == CC_OK)
@@ -175,6 +244,7 @@ int cc_simulator_new(cc_simulator **simulator,
                            cc_strerror(rc));
     }
     draw_maps(made);
+    draw_defects(made);
     *simulator = made;
     return CC_OK;
 }
@@ -187,6 +257,7 @@ void cc_simulator_destroy(cc_simulator *simulator)
         cc__pool_destroy(simulator->pool);
     free(simulator->pedestal);
     free(simulator->noise);
+    free(simulator->defects);
     free(simulator->charge);
     cc_truth_destroy(simulator->own_truth);
     free(simulator);
@@ -205,6 +276,14 @@ int cc_simulator_maps(const cc_simulator *simulator, double *pedestal,
     return CC_OK;
 }
 
+int cc_simulator_defects(const cc_simulator *simulator, uint8_t *map)
+{
+    if (simulator == NULL || map == NULL)
+        return CC_EINVAL;
+    memcpy(map, simulator->defects, simulator->pixels);
+    return CC_OK;
+}
+
 /* Which line a uniform u picks, by the cumulative weights. */
 static uint32_t pick_line(const cc_simulator_config *c, double u)
 {
@@ -220,7 +299,33 @@ static uint32_t pick_line(const cc_simulator_config *c, double u)
     return c->n_lines - 1;
 }
 
-/* Appends frame k's photons to truth. */
+/* The fraction of v above floor(v), in [0, 1) for negative v too. */
+static double fraction(double v)
+{
+    return v - floor(v);
+}
+
+/* Whether the mask lets a photon at (x, y) through to the sensor. */
+static bool mask_open(const cc_simulator_config *c, double x, double y)
+{
+    const double turn = 6.283185307179586; /* 2 pi */
+    switch (c->pattern) {
+    case CC_PATTERN_SLITS:
+        return fraction(x / c->pattern_period) < 0.5;
+    case CC_PATTERN_GRID:
+        return fraction(x / c->pattern_period) < 0.5 &&
+               fraction(y / c->pattern_period) < 0.5;
+    case CC_PATTERN_STAR:
+        return fraction(c->pattern_spokes *
+                        atan2(y - c->spot_y, x - c->spot_x) / turn) < 0.5;
+    case CC_PATTERN_NONE:
+        break;
+    }
+    return true;
+}
+
+/* Appends frame k's photons to truth. Photon i has its own numbers, 3 i
+ * to 3 i + 2, so a photon the mask absorbs moves none of the others. */
 static int draw_photons(const cc_simulator_config *c, uint64_t k,
                         cc_truth *truth)
 {
@@ -241,6 +346,8 @@ static int draw_photons(const cc_simulator_config *c, uint64_t k,
             x = c->cols * cc__random_uniform(position);
             y = c->rows * cc__random_uniform(cc__random_bits(key, 3 * i + 1));
         }
+        if (!mask_open(c, x, y))
+            continue; /* absorbed by the mask */
         uint32_t line =
             pick_line(c, cc__random_uniform(cc__random_bits(key, 3 * i + 2)));
         cc_photon photon = {x, y, c->lines[line].energy_kev, line};
@@ -301,6 +408,18 @@ static void render(const cc_simulator *simulator, uint32_t stream, uint64_t k,
     }
 }
 
+/* A defect overrides whatever charge reached its pixel in a data frame;
+ * in dark frames the maps already make it read what it should. */
+static void overwrite_defects(const cc_simulator *simulator, uint16_t *frame)
+{
+    for (size_t p = 0; p < simulator->pixels; p++) {
+        if (simulator->defects[p] == CC_PIXEL_HOT)
+            frame[p] = simulator->config.adc_max;
+        else if (simulator->defects[p] == CC_PIXEL_DEAD)
+            frame[p] = 0;
+    }
+}
+
 struct render_job {
     const cc_simulator *simulator;
     uint64_t first;
@@ -327,6 +446,7 @@ static void render_task(void *context, unsigned thread)
         for (uint32_t j = 0; j < photons.count; j++)
             deposit(&simulator->config, &photons.photons[j], charge);
         render(simulator, STREAM_NOISE, job->first + i, charge, frame);
+        overwrite_defects(simulator, frame);
     }
 }
 
