@@ -104,6 +104,10 @@ typedef struct cc_config {
     uint32_t streams;         /* CUDA: chunks of a batch in flight at once,
                                  1..8; default 2. The output does not
                                  depend on it. */
+    double mask_rms_factor;   /* k of the bad-pixel mask's rms rule: when
+                                 the pedestal becomes ready, pixels whose
+                                 rms is 0 or above k * median(rms) are
+                                 masked; 0 = off (default), else >= 1 */
 } cc_config;
 
 /* Fills *config with the defaults above; rows and cols are left 0. */
@@ -165,6 +169,7 @@ typedef struct cc_finder_stats {
     uint64_t clusters;         /* clusters stored since reset */
     uint64_t clusters_dropped; /* clusters beyond max_clusters since reset */
     uint64_t frames_truncated; /* frames that had clusters dropped */
+    uint64_t masked_pixels;    /* pixels the bad-pixel mask takes out */
 } cc_finder_stats;
 
 /* Creates a finder in the TRAINING state. On failure *finder is NULL and
@@ -220,6 +225,23 @@ CC_API int cc_finder_process_list(cc_finder *finder,
                                   const uint16_t *const *frames,
                                   const uint64_t *frame_numbers,
                                   size_t n_frames, cc_clusters *clusters);
+
+/* The bad-pixel mask (docs/spec.md §7.1). A masked pixel is treated as a
+ * cell outside the frame: left out of every window sum and maximum, never
+ * a cluster centre, never updated, 0 in emitted clusters. It is the union
+ * of the user's mask, set here, and the pixels of high or zero noise
+ * found by config.mask_rms_factor. The mask is part of the pedestal: it
+ * is saved with it, and loading a pedestal file of version 2 brings its
+ * mask back.
+ *
+ * cc_finder_set_mask() takes rows * cols bytes, 1 = bad, 0 = good (any
+ * other value is refused); NULL clears the user's mask. It survives a
+ * reset and any configuration change that keeps rows and cols. */
+CC_API int cc_finder_set_mask(cc_finder *finder, const uint8_t *mask);
+/* The same from a NumPy .npy file of shape (rows, cols), uint8 or bool. */
+CC_API int cc_finder_load_mask(cc_finder *finder, const char *path);
+/* Writes the mask in force, rows * cols bytes of 0 or 1. */
+CC_API int cc_finder_get_mask(cc_finder *finder, uint8_t *mask);
 
 /* Per-pixel pedestal mean (X0 + s/N) and rms in ADU, rows * cols values
  * each (either pointer may be NULL). While training they are the mean and

@@ -124,7 +124,12 @@ struct cc__pedestal {
     uint64_t *sum_sq;  /* training: sum of x^2 per pixel */
     uint16_t *baseline; /* X0 per pixel, fixed when training ends */
     void *s, *s2;       /* centred sums in the working precision */
+    uint8_t *mask;      /* per pixel: CC__MASKED_BY_* bits, 0 = good */
 };
+
+/* Why a pixel is masked (docs/spec.md §7.1); the backends skip a pixel
+ * whose mask byte is not 0. */
+enum { CC__MASKED_BY_USER = 1, CC__MASKED_BY_RMS = 2 };
 
 size_t cc__precision_size(cc_precision precision);
 int cc__pedestal_init(struct cc__pedestal *pedestal, size_t pixels,
@@ -139,16 +144,33 @@ void cc__pedestal_freeze(struct cc__pedestal *pedestal);
 /* Moves the contents of src into dst (same size and precision). */
 void cc__pedestal_swap(struct cc__pedestal *dst, struct cc__pedestal *src);
 
+/* ---- the bad-pixel mask (mask.c) ---- */
+
+/* Marks CC__MASKED_BY_RMS the pixels of a READY pedestal whose rms is 0 or
+ * above factor times the median rms of the pixels the user did not mask;
+ * clears those marks first, and sets none for factor 0 or a pedestal
+ * still training. */
+int cc__mask_by_rms(struct cc__pedestal *pedestal, double factor,
+                    char *message);
+/* Pixels masked for any reason. */
+uint64_t cc__mask_count(const struct cc__pedestal *pedestal);
+
 /* ---- pedestal files (pedestal_file.c) ---- */
+
+/* CRC-32 (IEEE 802.3, as zlib computes it) of data, continued from crc
+ * (0 to start). */
+uint32_t cc__crc32(uint32_t crc, const void *data, size_t size);
 
 int cc__pedestal_save(const struct cc__pedestal *pedestal, uint32_t rows,
                       uint32_t cols, uint16_t adc_mask, const char *path,
                       char *message);
 /* Loads into *loaded, which must be initialised for the same size and
- * precision; *loaded is untouched on failure. */
+ * precision; on failure *loaded is not to be used. *with_mask says whether
+ * the file held a mask (version 2 on): without, loaded->mask is all 0. */
 int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
                       uint32_t cols, uint16_t adc_mask,
-                      uint32_t max_window, const char *path, char *message);
+                      uint32_t max_window, const char *path,
+                      bool *with_mask, char *message);
 
 /* ---- the per-pixel arithmetic, once per precision (pixel_cpu.c) ---- */
 
@@ -174,6 +196,7 @@ struct cc__frame_job {
     double nsigma;
     double c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, as docs/spec.md says */
     const uint16_t *baseline;
+    const uint8_t *pixel_mask; /* docs/spec.md §7.1, 0 = good */
     const void *s_in, *s2_in; /* state left by the previous frame */
     void *s_out, *s2_out;     /* state this frame leaves */
 };
@@ -285,6 +308,17 @@ void cc__output_abort(struct cc__output *output);
 /* Writes size bytes or reports why not. */
 int cc__output_write(struct cc__output *output, const void *data,
                      size_t size, char *message);
+
+/* ---- NumPy .npy files (npy.c) ---- */
+
+/* Writes size bytes of data as an .npy array of dtype descr (a Python
+ * literal: "'<u4'" or a list of fields) and the given shape. */
+int cc__npy_write(const char *path, const char *descr, int ndim,
+                  const uint64_t *shape, const void *data, size_t size,
+                  char *message);
+/* Reads a C-ordered uint8 or bool array of shape (rows, cols). */
+int cc__npy_read_bytes(const char *path, uint32_t rows, uint32_t cols,
+                       uint8_t *data, char *message);
 
 /* ---- a strict JSON reader for master files (json.c) ---- */
 

@@ -59,9 +59,12 @@ static void free_pool(struct pool *pool)
     cc_host_free(pool->frames);
 }
 
-static cc_finder *trained_finder(const struct pool *pool, cc_config config)
+static cc_finder *trained_finder(const struct pool *pool, cc_config config,
+                                 const uint8_t *mask)
 {
     cc_finder *finder = test_finder(&config);
+    if (mask != NULL)
+        ck_assert_int_eq(cc_finder_set_mask(finder, mask), CC_OK);
     ck_assert_int_eq(cc_finder_train(finder, pool->dark, DARK), CC_OK);
     return finder;
 }
@@ -100,21 +103,25 @@ static void assert_same_pedestal(cc_finder *want, cc_finder *got,
 /* Runs n_frames through a CPU finder and GPUS CUDA finders with the given
  * streams and launch shapes, in batches of varying size, comparing the
  * clusters of every batch and the pedestal after it. Batches come from
- * page-locked memory, pageable memory and lists of frames. */
+ * page-locked memory, pageable memory and lists of frames. When masks is
+ * not NULL, every finder takes masks[0] before training and masks[1]
+ * (while READY: a new upload) after the fourth batch. */
 static void lockstep(const struct pool *pool, cc_config config,
                      uint32_t n_frames, const uint32_t streams[GPUS],
-                     const struct cc__cuda_tuning tunings[GPUS])
+                     const struct cc__cuda_tuning tunings[GPUS],
+                     const uint8_t *const *masks)
 {
     static const uint32_t batches[] = {1, 3, 32, 33, 64, 100, 7, 2};
     config.backend = CC_BACKEND_CPU;
     config.threads = 0;
     config.pedestal_frames = DARK;
-    cc_finder *cpu = trained_finder(pool, config);
+    const uint8_t *first_mask = masks != NULL ? masks[0] : NULL;
+    cc_finder *cpu = trained_finder(pool, config, first_mask);
     cc_finder *gpu[GPUS];
     config.backend = CC_BACKEND_CUDA;
     for (int g = 0; g < GPUS; g++) {
         config.streams = streams[g];
-        gpu[g] = trained_finder(pool, config);
+        gpu[g] = trained_finder(pool, config, first_mask);
         ck_assert_int_eq(cc__finder_tune_cuda(gpu[g], &tunings[g]), CC_OK);
     }
     cc_clusters *want, *got;
@@ -146,6 +153,11 @@ static void lockstep(const struct pool *pool, cc_config config,
                 list[i] = pageable + i * pool->pixels;
             }
         }
+        if (masks != NULL && b == 4) {
+            ck_assert_int_eq(cc_finder_set_mask(cpu, masks[1]), CC_OK);
+            for (int g = 0; g < GPUS; g++)
+                ck_assert_int_eq(cc_finder_set_mask(gpu[g], masks[1]), CC_OK);
+        }
         ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
         for (int g = 0; g < GPUS; g++) {
             int rc = as_list
@@ -162,12 +174,13 @@ static void lockstep(const struct pool *pool, cc_config config,
     ck_assert_uint_eq(stats.frames_processed, n_frames);
     ck_assert_uint_gt(stats.clusters, 0);
     printf("  %ux%u, %ux%u clusters, %s: %u frames, %llu clusters "
-           "identical on CPU and GPU (streams %u %u %u %u)\n",
+           "identical on CPU and GPU (streams %u %u %u %u)%s\n",
            pool->rows, pool->cols, config.cluster_size_x,
            config.cluster_size_y,
            config.precision == CC_PRECISION_DOUBLE ? "double" : "float",
            n_frames, (unsigned long long)stats.clusters, streams[0],
-           streams[1], streams[2], streams[3]);
+           streams[1], streams[2], streams[3],
+           masks != NULL ? ", masked" : "");
     free(pageable);
     free(scratch);
     cc_clusters_destroy(want);
@@ -197,7 +210,7 @@ START_TEST(identical_full_frames)
         {64, 5, 2, 32, 64}};
     struct pool pool = make_pool(400, 400, 2330);
     lockstep(&pool, config_for(&pool, _i), frames_to_run(10000), streams,
-             tunings);
+             tunings, NULL);
     free_pool(&pool);
 }
 END_TEST
@@ -214,7 +227,7 @@ START_TEST(identical_odd_frames)
         {33, 16, 1, 64, 32}};
     struct pool pool = _i < 4 ? make_pool(160, 400, 930) : make_pool(37, 53, 30);
     lockstep(&pool, config_for(&pool, _i % 4), frames_to_run(2000), streams,
-             tunings);
+             tunings, NULL);
     free_pool(&pool);
 }
 END_TEST
@@ -227,7 +240,40 @@ START_TEST(identical_under_cap)
     struct pool pool = make_pool(400, 400, 2330);
     cc_config config = config_for(&pool, _i);
     config.max_clusters = 1000;
-    lockstep(&pool, config, frames_to_run(300), streams, tunings);
+    lockstep(&pool, config, frames_to_run(300), streams, tunings, NULL);
+    free_pool(&pool);
+}
+END_TEST
+
+/* A bad-pixel mask (docs/spec.md §7.1) changes the same decisions on both
+ * backends: a user's mask of scattered pixels, a block and a frame edge,
+ * the rms rule on top, then another mask while processing. */
+START_TEST(identical_with_mask)
+{
+    static const uint32_t streams[GPUS] = {1, 2, 3, 8};
+    static const struct cc__cuda_tuning tunings[GPUS] = {
+        {0, 0, 0, 0, 0}, {9, 4, 3, 64, 96}, {1, 1, 8, 128, 256},
+        {40, 16, 1, 64, 32}};
+    struct pool pool = make_pool(160, 400, 930);
+    uint8_t *masks[2];
+    for (int m = 0; m < 2; m++) {
+        masks[m] = malloc(pool.pixels);
+        ck_assert_ptr_nonnull(masks[m]);
+        for (size_t p = 0; p < pool.pixels; p++) {
+            size_t row = p / pool.cols, col = p % pool.cols;
+            bool scattered = (p * 2654435761u + (size_t)m * 977) % 53 == 0;
+            bool block = row >= 40 + 30 * (size_t)m &&
+                         row < 60 + 30 * (size_t)m && col >= 100 && col < 131;
+            bool edge = m == 0 ? col == 0 : row == pool.rows - 1;
+            masks[m][p] = scattered || block || edge;
+        }
+    }
+    cc_config config = config_for(&pool, _i);
+    config.mask_rms_factor = 1.4; /* noise is 15..50 ADU: about a sixth */
+    lockstep(&pool, config, frames_to_run(600), streams, tunings,
+             (const uint8_t *const *)masks);
+    free(masks[0]);
+    free(masks[1]);
     free_pool(&pool);
 }
 END_TEST
@@ -240,7 +286,7 @@ START_TEST(pedestal_moves_between_backends)
     cc_config config = config_for(&pool, 0);
     config.pedestal_frames = DARK;
     config.backend = CC_BACKEND_CUDA;
-    cc_finder *gpu = trained_finder(&pool, config);
+    cc_finder *gpu = trained_finder(&pool, config, NULL);
     config.backend = CC_BACKEND_CPU;
     cc_finder *cpu = test_finder(&config);
     cc_clusters *want, *got;
@@ -291,9 +337,9 @@ static struct pair open_pair(int loop)
     cc_config config = config_for(&pair.pool, loop);
     config.pedestal_frames = DARK;
     config.backend = CC_BACKEND_CUDA;
-    pair.gpu = trained_finder(&pair.pool, config);
+    pair.gpu = trained_finder(&pair.pool, config, NULL);
     config.backend = CC_BACKEND_CPU;
-    pair.cpu = trained_finder(&pair.pool, config);
+    pair.cpu = trained_finder(&pair.pool, config, NULL);
     ck_assert_int_eq(cc_clusters_new(&pair.want), CC_OK);
     ck_assert_int_eq(cc_clusters_new(&pair.got), CC_OK);
     return pair;
@@ -378,11 +424,13 @@ int main(void)
     tcase_add_loop_test(odd, identical_odd_frames, 0, 8);
     TCase *cap = tcase_create("cap");
     tcase_add_loop_test(cap, identical_under_cap, 0, 2);
+    TCase *masked = tcase_create("masked");
+    tcase_add_loop_test(masked, identical_with_mask, 0, 4);
     TCase *moves = tcase_create("moves");
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);
     tcase_add_test(moves, list_of_separate_buffers);
-    TCase *cases[] = {full, odd, cap, moves};
+    TCase *cases[] = {full, odd, cap, masked, moves};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tcase_set_timeout(cases[i], 3600);
         suite_add_tcase(suite, cases[i]);

@@ -15,5 +15,6 @@ Suite *suite_simulator(void);
 Suite *suite_ground_truth(void);
 Suite *suite_files(void);
 Suite *suite_imaging(void);
+Suite *suite_mask(void);
 
 #endif

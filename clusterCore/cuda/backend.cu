@@ -43,6 +43,12 @@ struct slot {
     size_t cluster_capacity;
 };
 
+/* The per-pixel planes a batch reads but does not change. */
+struct fixed_planes {
+    uint16_t *baseline; /* X0 */
+    uint8_t *mask;      /* docs/spec.md §7.1, 0 = good */
+};
+
 struct cc__cuda {
     int device;
     cc_precision precision;
@@ -54,8 +60,8 @@ struct cc__cuda {
     cc__launch_shape shape;
     cc__frame_geometry shape_geometry; /* the cluster size shapes fit */
     size_t shared_limit; /* shared memory a decide block may use */
-    uint16_t *baseline;  /* device: X0 */
-    uint16_t *baseline_spare; /* device: where an upload goes first */
+    fixed_planes fixed;  /* device: what batches read */
+    fixed_planes fixed_spare; /* device: where an upload goes first */
     void *state[3][2];   /* device: [buffer][s or s2] */
     int committed;       /* index of the committed buffer */
     uint32_t window;     /* the pedestal's N, from the last upload */
@@ -131,8 +137,10 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
         cudaStreamDestroy(cuda->output);
     if (cuda->download != NULL)
         cudaStreamDestroy(cuda->download);
-    cudaFree(cuda->baseline);
-    cudaFree(cuda->baseline_spare);
+    cudaFree(cuda->fixed.baseline);
+    cudaFree(cuda->fixed.mask);
+    cudaFree(cuda->fixed_spare.baseline);
+    cudaFree(cuda->fixed_spare.mask);
     for (int b = 0; b < 3; b++)
         for (int f = 0; f < 2; f++)
             cudaFree(cuda->state[b][f]);
@@ -284,10 +292,13 @@ static int allocate_state(struct cc__cuda *cuda, char *message)
     CUDA_TRY(cudaStreamCreateWithFlags(&cuda->download,
                                        cudaStreamNonBlocking),
              "creating the download stream");
-    CUDA_TRY(cudaMalloc(&cuda->baseline, cuda->pixels * 2),
-             "allocating the pedestal");
-    CUDA_TRY(cudaMalloc(&cuda->baseline_spare, cuda->pixels * 2),
-             "allocating the pedestal");
+    fixed_planes *planes[2] = {&cuda->fixed, &cuda->fixed_spare};
+    for (int k = 0; k < 2; k++) {
+        CUDA_TRY(cudaMalloc(&planes[k]->baseline, cuda->pixels * 2),
+                 "allocating the pedestal");
+        CUDA_TRY(cudaMalloc(&planes[k]->mask, cuda->pixels),
+                 "allocating the pedestal");
+    }
     for (int b = 0; b < 3; b++)
         for (int f = 0; f < 2; f++)
             CUDA_TRY(cudaMalloc(&cuda->state[b][f],
@@ -378,18 +389,21 @@ int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
     CUDA_TRY(cudaStreamSynchronize(cuda->compute), "finishing the GPU's work");
     int target = (cuda->committed + 1) % 3;
     size_t bytes = cuda->pixels * cuda->real_size;
-    CUDA_TRY(cudaMemcpy(cuda->baseline_spare, pedestal->baseline,
+    CUDA_TRY(cudaMemcpy(cuda->fixed_spare.baseline, pedestal->baseline,
                         cuda->pixels * 2, cudaMemcpyHostToDevice),
              "copying the pedestal to the GPU");
+    CUDA_TRY(cudaMemcpy(cuda->fixed_spare.mask, pedestal->mask, cuda->pixels,
+                        cudaMemcpyHostToDevice),
+             "copying the mask to the GPU");
     CUDA_TRY(cudaMemcpy(cuda->state[target][0], pedestal->s, bytes,
                         cudaMemcpyHostToDevice),
              "copying the pedestal to the GPU");
     CUDA_TRY(cudaMemcpy(cuda->state[target][1], pedestal->s2, bytes,
                         cudaMemcpyHostToDevice),
              "copying the pedestal to the GPU");
-    uint16_t *held = cuda->baseline;
-    cuda->baseline = cuda->baseline_spare;
-    cuda->baseline_spare = held;
+    fixed_planes held = cuda->fixed;
+    cuda->fixed = cuda->fixed_spare;
+    cuda->fixed_spare = held;
     cuda->committed = target;
     cuda->window = pedestal->window;
     return CC_OK;
@@ -525,7 +539,8 @@ static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
         CUDA_TRY(cc__launch_decide<T>(
                      batch->geometry, cuda->shape, cuda->shared_limit,
                      (uint32_t)n, slot->frames + i * cuda->pixels,
-                     cuda->baseline, (const T *)cuda->state[in][0],
+                     cuda->fixed.baseline, cuda->fixed.mask,
+                     (const T *)cuda->state[in][0],
                      (const T *)cuda->state[in][1], (T *)cuda->state[out][0],
                      (T *)cuda->state[out][1],
                      (T *)slot->v_planes + i * cuda->pixels,

@@ -120,6 +120,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                               uint32_t tile_cols, uint32_t steps,
                               const uint16_t *__restrict__ frames,
                               const uint16_t *__restrict__ baseline,
+                              const uint8_t *__restrict__ pixel_mask,
                               const real *__restrict__ s_in,
                               const real *__restrict__ s2_in,
                               real *__restrict__ s_out,
@@ -151,6 +152,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
     uint16_t *x0 = reinterpret_cast<uint16_t *>(
         v + cells + (DECIDE_ROWS - 1) * width);
     uint16_t *staged = x0 + cells; /* steps frames of the region */
+    uint8_t *masked = reinterpret_cast<uint8_t *>(staged + n_steps * cells);
 
     /* The region clipped to the frame. */
     const int in_row0 = max(0, -top), in_row1 = min(height, rows - top);
@@ -170,12 +172,14 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                                  top, left, rows, cols);
         real s_held[STAGE_LOADS], s2_held[STAGE_LOADS];
         uint16_t x0_held[STAGE_LOADS];
+        uint8_t masked_held[STAGE_LOADS];
 #pragma unroll
         for (int k = 0; k < STAGE_LOADS; k++)
             if (at[k] != NO_PIXEL) {
                 s_held[k] = s_in[at[k]];
                 s2_held[k] = s2_in[at[k]];
                 x0_held[k] = baseline[at[k]];
+                masked_held[k] = pixel_mask[at[k]];
             }
 #pragma unroll
         for (int k = 0; k < STAGE_LOADS; k++)
@@ -184,6 +188,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                 s[i] = s_held[k];
                 s2[i] = s2_held[k];
                 x0[i] = x0_held[k];
+                masked[i] = masked_held[k];
             }
 #pragma unroll 4
         for (int j = 0; j < n_steps; j++) {
@@ -218,7 +223,8 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
             real r = pixel_offset(s[i], n);
             r_plane[i] = r;
             y[i] = pixel_y(x, g.adc_mask, x0[i]);
-            v[i] = pixel_value_from_offset(y[i], r);
+            v[i] = pixel_unless_masked(pixel_value_from_offset(y[i], r),
+                                       masked[i]);
         }
         __syncthreads();
 
@@ -265,8 +271,10 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                 real s2_mean;
                 real rms = pixel_rms_from_offset(r_plane[i], s2[i], n,
                                                  &s2_mean);
-                int flags = pixel_decide(value, peak[q], total[q], rms,
-                                         nsigma, c3nsigma);
+                int flags = pixel_decide_unless_masked(
+                    pixel_decide(value, peak[q], total[q], rms, nsigma,
+                                 c3nsigma),
+                    masked[i]);
                 int quiet = flags / PIXEL_QUIET;
                 s[i] = pixel_next_s(s[i], value, quiet);
                 s2[i] = pixel_next_s2(s2[i], y[i], s2_mean, quiet);
@@ -304,7 +312,8 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
 /* The decide kernel for each half-window, [half_y - 1][half_x - 1]. */
 typedef void (*decide_function)(cc__frame_geometry, uint32_t, uint32_t,
                                 uint32_t, const uint16_t *, const uint16_t *,
-                                const real *, const real *, real *, real *,
+                                const uint8_t *, const real *, const real *,
+                                real *, real *,
                                 real *, uint32_t *, uint32_t *);
 #define DECIDE_ROW(HY)                                                        \
     {decide_kernel<1, HY>, decide_kernel<2, HY>, decide_kernel<3, HY>,        \

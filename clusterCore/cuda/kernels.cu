@@ -59,12 +59,14 @@ size_t cc__decide_shared_bytes(const cc__frame_geometry &geometry,
                                size_t real_size)
 {
     /* The layout decide_kernel carves: s, s2, y, r and v (with spare
-     * rows) in the working precision, then X0 and the staged frames. */
+     * rows) in the working precision, then X0, the staged frames and the
+     * mask. */
     size_t height = shape.tile_rows + 2 * (size_t)steps * geometry.half_y;
     size_t width = shape.tile_cols + 2 * (size_t)steps * geometry.half_x;
     size_t cells = height * width;
     return (5 * cells + (DECIDE_ROWS - 1) * width) * real_size +
-           (1 + (size_t)steps) * cells * sizeof(uint16_t);
+           (1 + (size_t)steps) * cells * sizeof(uint16_t) +
+           cells * sizeof(uint8_t);
 }
 
 cudaError_t cc__prepare_decide(int device, size_t *limit)
@@ -110,8 +112,9 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const cc__launch_shape &shape,
                               size_t shared_limit, uint32_t n_frames,
                               const uint16_t *frames, const uint16_t *baseline,
-                              const T *s_in, const T *s2_in, T *s_out,
-                              T *s2_out, T *v_planes, uint32_t *bitmaps,
+                              const uint8_t *pixel_mask, const T *s_in,
+                              const T *s2_in, T *s_out, T *s2_out,
+                              T *v_planes, uint32_t *bitmaps,
                               uint32_t *counts, cudaStream_t stream)
 {
     size_t shared =
@@ -128,7 +131,8 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
     kernels_of<T>::decide[geometry.half_y - 1][geometry.half_x - 1]<<<
         grid, shape.threads, shared, stream>>>(
         geometry, shape.tile_rows, shape.tile_cols, n_frames, frames,
-        baseline, s_in, s2_in, s_out, s2_out, v_planes, bitmaps, counts);
+        baseline, pixel_mask, s_in, s2_in, s_out, s2_out, v_planes, bitmaps,
+        counts);
     return cudaGetLastError();
 }
 
@@ -165,8 +169,9 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
 #define CC__INSTANTIATE(T)                                                    \
     template cudaError_t cc__launch_decide<T>(                                \
         const cc__frame_geometry &, const cc__launch_shape &, size_t,         \
-        uint32_t, const uint16_t *, const uint16_t *, const T *, const T *,   \
-        T *, T *, T *, uint32_t *, uint32_t *, cudaStream_t);                 \
+        uint32_t, const uint16_t *, const uint16_t *, const uint8_t *,        \
+        const T *, const T *, T *, T *, T *, uint32_t *, uint32_t *,          \
+        cudaStream_t);                                                        \
     template cudaError_t cc__launch_extract<T>(                               \
         const cc__frame_geometry &, uint32_t, uint32_t *, const T *,          \
         const uint32_t *, uint32_t, const cc__cluster_output &, uint32_t,     \

@@ -41,7 +41,8 @@ cudaError_t cc__prepare_decide(int device, size_t *limit);
 uint32_t cc__decide_max_threads(const cc__frame_geometry &geometry,
                                 size_t real_size);
 
-/* n_frames (1 to shape.steps) consecutive frames of docs/spec.md §2-§3:
+/* n_frames (1 to shape.steps) consecutive frames of docs/spec.md §2-§3
+ * and §7.1 (pixel_mask: a byte a pixel, 0 = good):
  * reads the frames and the state s_in, writes the state after the last
  * frame to s_out, and for each frame k its v plane, its cluster centres
  * as a bitmap of rows * cols bits (which must be zero on entry) and adds
@@ -51,8 +52,9 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const cc__launch_shape &shape,
                               size_t shared_limit, uint32_t n_frames,
                               const uint16_t *frames, const uint16_t *baseline,
-                              const T *s_in, const T *s2_in, T *s_out,
-                              T *s2_out, T *v_planes, uint32_t *bitmaps,
+                              const uint8_t *pixel_mask, const T *s_in,
+                              const T *s2_in, T *s_out, T *s2_out,
+                              T *v_planes, uint32_t *bitmaps,
                               uint32_t *counts, cudaStream_t stream);
 
 /* Where extract writes a chunk's clusters: device arrays, from the

@@ -8,7 +8,10 @@
  * Layout, little-endian: the 48-byte header below, then either
  * u64 sum[pixels], u64 sum_sq[pixels] (training) or
  * u16 baseline[pixels], P s[pixels], P s2[pixels] (ready), where P is
- * float or double. A CRC-32 of the payload guards against corruption.
+ * float or double, then (version 2) u8 mask[pixels]: 0 good, else the
+ * reasons 1 (the user's mask) and 2 (the rms rule) or'ed. A CRC-32 of the
+ * payload guards against corruption. Version 1 files, without the mask,
+ * still load.
  */
 #include <assert.h>
 #include <errno.h>
@@ -22,7 +25,7 @@
 #include "internal.h"
 
 static const char file_magic[8] = {'C', 'C', 'P', 'E', 'D', 'S', 'T', '\n'};
-enum { file_version = 1 };
+enum { file_version = 2, first_version_with_mask = 2 };
 
 struct file_header {
     char magic[8];
@@ -37,8 +40,7 @@ struct file_header {
 };
 static_assert(sizeof(struct file_header) == 48, "the header is 48 bytes");
 
-/* CRC-32 (IEEE 802.3, as zlib computes it), continued from crc. */
-static uint32_t crc32_update(uint32_t crc, const void *data, size_t size)
+uint32_t cc__crc32(uint32_t crc, const void *data, size_t size)
 {
     uint32_t table[256];
     for (uint32_t i = 0; i < 256; i++) {
@@ -54,31 +56,38 @@ static uint32_t crc32_update(uint32_t crc, const void *data, size_t size)
     return ~crc;
 }
 
-/* The payload as two or three (pointer, size) parts, in file order. */
+/* The payload as (pointer, size) parts, in file order. */
 struct payload {
     int parts;
-    void *part[3];
-    size_t size[3];
+    void *part[4];
+    size_t size[4];
 };
 
 static struct payload payload_of(const struct cc__pedestal *pedestal,
-                                 cc_pedestal_state state)
+                                 cc_pedestal_state state, uint32_t version)
 {
     size_t n = pedestal->pixels;
     size_t real = cc__precision_size(pedestal->precision);
-    if (state == CC_PEDESTAL_TRAINING)
-        return (struct payload){
-            2, {pedestal->sum, pedestal->sum_sq}, {n * 8, n * 8}};
-    return (struct payload){3,
-                            {pedestal->baseline, pedestal->s, pedestal->s2},
-                            {n * 2, n * real, n * real}};
+    struct payload payload =
+        state == CC_PEDESTAL_TRAINING
+            ? (struct payload){2,
+                               {pedestal->sum, pedestal->sum_sq},
+                               {n * 8, n * 8}}
+            : (struct payload){3,
+                               {pedestal->baseline, pedestal->s, pedestal->s2},
+                               {n * 2, n * real, n * real}};
+    if (version >= first_version_with_mask) {
+        payload.part[payload.parts] = pedestal->mask;
+        payload.size[payload.parts++] = n;
+    }
+    return payload;
 }
 
 static uint32_t payload_crc(const struct payload *payload)
 {
     uint32_t crc = 0;
     for (int i = 0; i < payload->parts; i++)
-        crc = crc32_update(crc, payload->part[i], payload->size[i]);
+        crc = cc__crc32(crc, payload->part[i], payload->size[i]);
     return crc;
 }
 
@@ -86,7 +95,8 @@ int cc__pedestal_save(const struct cc__pedestal *pedestal, uint32_t rows,
                       uint32_t cols, uint16_t adc_mask, const char *path,
                       char *message)
 {
-    struct payload payload = payload_of(pedestal, pedestal->state);
+    struct payload payload =
+        payload_of(pedestal, pedestal->state, file_version);
     struct file_header header = {
         .version = file_version,
         .rows = rows,
@@ -124,10 +134,10 @@ static int check_header(const struct file_header *header, uint32_t rows,
     if (memcmp(header->magic, file_magic, sizeof file_magic) != 0)
         return cc__message(message, CC_EFORMAT,
                            "%s is not a clustercore pedestal file", path);
-    if (header->version != file_version)
+    if (header->version < 1 || header->version > file_version)
         return cc__message(message, CC_EFORMAT,
                            "%s has format version %" PRIu32
-                           "; this library reads version %d",
+                           "; this library reads versions 1 to %d",
                            path, header->version, file_version);
     if (header->rows != rows || header->cols != cols)
         return cc__message(message, CC_EMISMATCH,
@@ -167,7 +177,7 @@ static int read_exactly(FILE *file, void *data, size_t size)
 
 int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
                       uint32_t cols, uint16_t adc_mask, uint32_t max_window,
-                      const char *path, char *message)
+                      const char *path, bool *with_mask, char *message)
 {
     FILE *file = fopen(path, "rb");
     if (file == NULL)
@@ -179,7 +189,8 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
                                 adc_mask, max_window, path, message)
                  : cc__message(message, CC_EFORMAT,
                                "%s is truncated: no complete header", path);
-    struct payload payload = payload_of(loaded, (cc_pedestal_state)header.state);
+    struct payload payload = payload_of(
+        loaded, (cc_pedestal_state)header.state, header.version);
     for (int i = 0; i < payload.parts && rc == CC_OK; i++)
         if (!read_exactly(file, payload.part[i], payload.size[i]))
             rc = cc__message(message, CC_EFORMAT, "%s is truncated", path);
@@ -189,6 +200,12 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
     if (rc == CC_OK && payload_crc(&payload) != header.payload_crc)
         rc = cc__message(message, CC_EFORMAT,
                          "%s is corrupt: its checksum does not match", path);
+    *with_mask = header.version >= first_version_with_mask;
+    for (size_t p = 0; rc == CC_OK && *with_mask && p < loaded->pixels; p++)
+        if (loaded->mask[p] & ~(CC__MASKED_BY_USER | CC__MASKED_BY_RMS))
+            rc = cc__message(message, CC_EFORMAT,
+                             "%s is corrupt: mask byte %u at pixel %zu",
+                             path, (unsigned)loaded->mask[p], p);
     fclose(file);
     if (rc != CC_OK)
         return rc;

@@ -45,31 +45,7 @@ int cc_hitmap_write_npy(const cc_hitmap *hitmap, const char *path,
         return cc__message(message, CC_EINVAL, "hit map and path are needed");
     uint32_t rows, cols;
     cc__hitmap_size(hitmap, &rows, &cols);
-    /* NPY 1.0: magic, version, a little-endian u16 header length, then a
-     * Python dict literal padded with spaces and a newline so that the
-     * data starts on a 64-byte boundary. */
-    char header[128];
-    int length = snprintf(header + 10, sizeof header - 10,
-                          "{'descr': '<u4', 'fortran_order': False, "
-                          "'shape': (%u, %u), }",
-                          (unsigned)rows, (unsigned)cols);
-    size_t total = 10 + (size_t)length + 1;
-    size_t padded = (total + 63) / 64 * 64;
-    memcpy(header, "\x93NUMPY\x01\x00", 8);
-    uint16_t dict_length = (uint16_t)(padded - 10);
-    memcpy(header + 8, &dict_length, 2);
-    memset(header + 10 + length, ' ', padded - total);
-    header[padded - 1] = '\n';
-    struct cc__output output;
-    int rc = cc__output_open(&output, path, message);
-    if (rc == CC_OK)
-        rc = cc__output_write(&output, header, padded, message);
-    if (rc == CC_OK)
-        rc = cc__output_write(&output, cc_hitmap_counts(hitmap),
-                              (size_t)rows * cols * sizeof(uint32_t), message);
-    if (rc != CC_OK) {
-        cc__output_abort(&output);
-        return rc;
-    }
-    return cc__output_commit(&output, message);
+    const uint64_t shape[2] = {rows, cols};
+    return cc__npy_write(path, "'<u4'", 2, shape, cc_hitmap_counts(hitmap),
+                         (size_t)rows * cols * sizeof(uint32_t), message);
 }

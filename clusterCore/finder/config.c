@@ -22,6 +22,7 @@ void cc_config_init(cc_config *config)
         .threads = 1,
         .max_clusters = 0,
         .streams = 2,
+        .mask_rms_factor = 0,
     };
 }
 
@@ -77,6 +78,12 @@ int cc_config_check(const cc_config *config, char *message)
         return cc__message(message, CC_EINVAL,
                            "streams %" PRIu32 " is outside 1..%u",
                            config->streams, CC_STREAMS_MAX);
+    if (!isfinite(config->mask_rms_factor) ||
+        (config->mask_rms_factor != 0 && !(config->mask_rms_factor >= 1)))
+        return cc__message(message, CC_EINVAL,
+                           "mask_rms_factor %g must be 0 (off) or at least 1: "
+                           "below 1 it would mask most pixels",
+                           config->mask_rms_factor);
     return CC_OK;
 }
 

@@ -194,6 +194,15 @@ static bool pedestal_survives(const cc_config *old, const cc_config *new)
            old->precision == new->precision && old->backend == new->backend;
 }
 
+/* The user's part of src's mask, into dst's (of the same size). */
+static void copy_user_mask(struct cc__pedestal *dst,
+                           const struct cc__pedestal *src)
+{
+    for (size_t p = 0; p < dst->pixels; p++)
+        dst->mask[p] = (uint8_t)((dst->mask[p] & ~CC__MASKED_BY_USER) |
+                                 (src->mask[p] & CC__MASKED_BY_USER));
+}
+
 int cc_finder_set_config(cc_finder *finder, const cc_config *config)
 {
     if (finder == NULL)
@@ -206,7 +215,11 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
         rc = sync_host_state(finder);
         if (rc == CC_OK) {
             cc__pedestal_swap(&next->pedestal, &finder->pedestal);
-            rc = publish_state(next);
+            if (config->mask_rms_factor != finder->config.mask_rms_factor)
+                rc = cc__mask_by_rms(&next->pedestal, config->mask_rms_factor,
+                                     next->last_error);
+            if (rc == CC_OK)
+                rc = publish_state(next);
             if (rc != CC_OK) /* give the pedestal back untouched */
                 cc__pedestal_swap(&next->pedestal, &finder->pedestal);
         }
@@ -216,6 +229,9 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
             return rc;
         }
         next->counts = finder->counts;
+    } else if (config->rows == finder->config.rows &&
+               config->cols == finder->config.cols) {
+        copy_user_mask(&next->pedestal, &finder->pedestal);
     }
     /* Swap contents so the caller's handle stays valid. */
     cc_finder held = *finder;
@@ -233,6 +249,7 @@ int cc_finder_get_stats(const cc_finder *finder, cc_finder_stats *stats)
     stats->state = finder->pedestal.state;
     stats->frames_trained = finder->pedestal.frames_trained;
     stats->pedestal_window = finder->pedestal.window;
+    stats->masked_pixels = cc__mask_count(&finder->pedestal);
     return CC_OK;
 }
 
@@ -251,10 +268,15 @@ void cc_finder_reset(cc_finder *finder)
 static int freeze(cc_finder *finder)
 {
     cc__pedestal_freeze(&finder->pedestal);
-    int rc = publish_state(finder);
+    int rc = cc__mask_by_rms(&finder->pedestal,
+                             finder->config.mask_rms_factor,
+                             finder->last_error);
+    if (rc == CC_OK)
+        rc = publish_state(finder);
     if (rc != CC_OK) {
         finder->pedestal.state = CC_PEDESTAL_TRAINING;
         finder->pedestal.window = finder->config.pedestal_frames;
+        cc__mask_by_rms(&finder->pedestal, 0, NULL); /* clears its marks */
     }
     return rc;
 }
@@ -393,6 +415,71 @@ int cc_finder_process_list(cc_finder *finder, const uint16_t *const *frames,
                           clusters);
 }
 
+int cc_finder_set_mask(cc_finder *finder, const uint8_t *mask)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    struct cc__pedestal *pedestal = &finder->pedestal;
+    for (size_t p = 0; mask != NULL && p < pedestal->pixels; p++)
+        if (mask[p] > 1)
+            return FAIL(finder, CC_EINVAL,
+                        "mask pixel (row %zu, col %zu) is %u; a mask holds "
+                        "0 (good) or 1 (bad)",
+                        p / finder->config.cols, p % finder->config.cols,
+                        (unsigned)mask[p]);
+    int rc = sync_host_state(finder); /* publish_state sends s and s2 too */
+    if (rc != CC_OK)
+        return rc;
+    uint8_t *next = malloc(pedestal->pixels);
+    if (next == NULL)
+        return FAIL(finder, CC_ENOMEM, "no memory for a mask");
+    for (size_t p = 0; p < pedestal->pixels; p++)
+        next[p] = mask != NULL && mask[p] ? CC__MASKED_BY_USER : 0;
+    uint8_t *held = pedestal->mask;
+    pedestal->mask = next;
+    /* The rms rule's median leaves out the user's pixels: judge again. */
+    rc = cc__mask_by_rms(pedestal, finder->config.mask_rms_factor,
+                         finder->last_error);
+    if (rc == CC_OK)
+        rc = publish_state(finder);
+    if (rc != CC_OK) {
+        pedestal->mask = held;
+        free(next);
+        return rc;
+    }
+    free(held);
+    return CC_OK;
+}
+
+int cc_finder_load_mask(cc_finder *finder, const char *path)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (path == NULL)
+        return FAIL(finder, CC_EINVAL, "path is NULL");
+    uint8_t *mask = malloc(finder->pedestal.pixels);
+    if (mask == NULL)
+        return FAIL(finder, CC_ENOMEM, "no memory for a mask");
+    int rc = cc__npy_read_bytes(path, finder->config.rows,
+                                finder->config.cols, mask,
+                                finder->last_error);
+    if (rc == CC_OK)
+        rc = cc_finder_set_mask(finder, mask);
+    free(mask);
+    return rc;
+}
+
+int cc_finder_get_mask(cc_finder *finder, uint8_t *mask)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (mask == NULL)
+        return FAIL(finder, CC_EINVAL, "mask is NULL");
+    for (size_t p = 0; p < finder->pedestal.pixels; p++)
+        mask[p] = finder->pedestal.mask[p] != 0;
+    return CC_OK;
+}
+
 int cc_finder_pedestal_maps(cc_finder *finder, double *mean, double *rms)
 {
     if (finder == NULL)
@@ -449,10 +536,16 @@ int cc_finder_load_pedestal(cc_finder *finder, const char *path)
                                finder->config.pedestal_frames);
     if (rc != CC_OK)
         return FAIL(finder, rc, "no memory to load a pedestal");
+    bool with_mask = false;
     rc = cc__pedestal_load(&loaded, finder->config.rows, finder->config.cols,
                            finder->config.adc_mask,
-                           finder->config.pedestal_frames, path,
+                           finder->config.pedestal_frames, path, &with_mask,
                            finder->last_error);
+    if (rc == CC_OK && !with_mask) { /* a version 1 file: keep the mask */
+        copy_user_mask(&loaded, &finder->pedestal);
+        rc = cc__mask_by_rms(&loaded, finder->config.mask_rms_factor,
+                             finder->last_error);
+    }
     if (rc == CC_OK) {
         cc__pedestal_swap(&finder->pedestal, &loaded);
         rc = publish_state(finder);

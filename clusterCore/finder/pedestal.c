@@ -24,9 +24,10 @@ int cc__pedestal_init(struct cc__pedestal *pedestal, size_t pixels,
     pedestal->baseline = calloc(pixels, sizeof *pedestal->baseline);
     pedestal->s = calloc(pixels, real);
     pedestal->s2 = calloc(pixels, real);
+    pedestal->mask = calloc(pixels, sizeof *pedestal->mask);
     if (pedestal->sum == NULL || pedestal->sum_sq == NULL ||
         pedestal->baseline == NULL || pedestal->s == NULL ||
-        pedestal->s2 == NULL) {
+        pedestal->s2 == NULL || pedestal->mask == NULL) {
         cc__pedestal_free(pedestal);
         return CC_ENOMEM;
     }
@@ -41,6 +42,7 @@ void cc__pedestal_free(struct cc__pedestal *pedestal)
     free(pedestal->baseline);
     free(pedestal->s);
     free(pedestal->s2);
+    free(pedestal->mask);
     *pedestal = (struct cc__pedestal){0};
 }
 
@@ -48,6 +50,10 @@ void cc__pedestal_reset(struct cc__pedestal *pedestal, uint32_t window)
 {
     memset(pedestal->sum, 0, pedestal->pixels * sizeof *pedestal->sum);
     memset(pedestal->sum_sq, 0, pedestal->pixels * sizeof *pedestal->sum_sq);
+    /* The rms rule judged the pedestal being thrown away; the user's mask
+     * is a setting and stays. */
+    for (size_t p = 0; p < pedestal->pixels; p++)
+        pedestal->mask[p] &= CC__MASKED_BY_USER;
     pedestal->state = CC_PEDESTAL_TRAINING;
     pedestal->frames_trained = 0;
     pedestal->window = window;

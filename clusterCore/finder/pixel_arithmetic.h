@@ -52,6 +52,14 @@ static inline CC__HD real pixel_value(uint16_t x, uint16_t adc_mask,
                                    pixel_offset(s, n));
 }
 
+/* docs/spec.md §7.1: a masked pixel is a cell outside the frame, so its
+ * value is 0 in every window sum, maximum and emitted cluster. A select,
+ * not a product: 0 * v would be -0 for a negative v. */
+static inline CC__HD real pixel_unless_masked(real v, uint8_t masked)
+{
+    return masked ? (real)0 : v;
+}
+
 enum { PIXEL_EMIT = 1, PIXEL_QUIET = 2 };
 
 /* docs/spec.md §3 for one pixel from its value, its window's max and sum
@@ -70,6 +78,12 @@ static inline CC__HD int pixel_decide(real value, real max, real total,
     int quiet = considered & (1 - test1) & (1 - test3); /* rule 4 */
     int emit = considered & (test1 | test3) & (value == max);
     return emit * PIXEL_EMIT + quiet * PIXEL_QUIET;
+}
+
+/* A masked pixel (docs/spec.md §7.1) is never a centre and never updated. */
+static inline CC__HD int pixel_decide_unless_masked(int flags, uint8_t masked)
+{
+    return masked ? 0 : flags;
 }
 
 /* The EMA update of docs/spec.md §2, applied when quiet is 1. When it is 0

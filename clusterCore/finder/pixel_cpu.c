@@ -61,7 +61,8 @@ void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
 /* Fills the worker's padded rows with v = (x - X0) - r for every frame row
  * its windows touch, and hmax with the running max(0, v) over Nx cells.
  * Padding cells are never written and stay 0, which is exactly the spec's
- * "skipped in sums and maxima, 0 in the emitted cluster". */
+ * "skipped in sums and maxima, 0 in the emitted cluster"; masked pixels
+ * are written as 0 for the same reason. */
 ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
                               struct cc__worker *worker)
 {
@@ -80,11 +81,13 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
         size_t first = (size_t)row * cols;
         const uint16_t *restrict x = job->frame + first;
         const uint16_t *restrict baseline = job->baseline + first;
+        const uint8_t *restrict masked = job->pixel_mask + first;
         const real *restrict s = (const real *)job->s_in + first;
         real *restrict v = v_all + j * width;
         real *restrict v_cols = v + job->half_x;
         for (size_t ix = 0; ix < cols; ix++)
-            v_cols[ix] = pixel_value(x[ix], mask, baseline[ix], s[ix], n);
+            v_cols[ix] = pixel_unless_masked(
+                pixel_value(x[ix], mask, baseline[ix], s[ix], n), masked[ix]);
         real *restrict hmax = hmax_all + j * cols;
         for (size_t ix = 0; ix < cols; ix++)
             hmax[ix] = 0;
@@ -135,6 +138,7 @@ struct thresholds {
 ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
                           const uint16_t *restrict x,
                           const uint16_t *restrict baseline,
+                          const uint8_t *restrict masked,
                           const real *restrict v, const real *restrict wmax,
                           const real *restrict total,
                           const real *restrict s_in,
@@ -144,8 +148,10 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
     for (size_t ix = 0; ix < cols; ix++) {
         real s2_mean;
         real rms = pixel_rms(s_in[ix], s2_in[ix], t.n, &s2_mean);
-        int flags = pixel_decide(v[ix], wmax[ix], total[ix], rms, t.nsigma,
-                                 t.c3nsigma);
+        int flags = pixel_decide_unless_masked(
+            pixel_decide(v[ix], wmax[ix], total[ix], rms, t.nsigma,
+                         t.c3nsigma),
+            masked[ix]);
         int quiet = flags / PIXEL_QUIET;
         emit[ix] = (uint8_t)(flags & PIXEL_EMIT);
         real y = pixel_y(x[ix], t.adc_mask, baseline[ix]);
@@ -165,7 +171,8 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
                                  .adc_mask = job->adc_mask};
     const real *v = (const real *)worker->v +
                     (iy - worker->row0 + job->half_y) * width + job->half_x;
-    decide_pixels(job->cols, t, job->frame + first, job->baseline + first, v,
+    decide_pixels(job->cols, t, job->frame + first, job->baseline + first,
+                  job->pixel_mask + first, v,
                   worker->wmax, worker->total,
                   (const real *)job->s_in + first,
                   (const real *)job->s2_in + first,
