@@ -368,6 +368,116 @@ CC_API int cc_eta(cc_eta_function function, const cc_clusters *clusters,
 CC_API int cc_eta_frame(cc_eta_function function,
                         const cc_frame_clusters *frame, cc_eta_value *eta);
 
+/* The flat-field calibration (docs/spec.md §7.4): a joint histogram
+ * H[ix][iy] of (ηx, ηy), bins x bins uint64 on the function's range, of
+ * the photons (the clusters in the energy window, or all) of a uniformly
+ * illuminated run. Bin ix covers [low + ix w, low + (ix + 1) w), w = (high
+ * - low) / bins, and η = high falls in the last bin. */
+typedef struct cc_eta_calibration cc_eta_calibration;
+
+#define CC_ETA_BINS_MAX 1000u
+
+typedef struct cc_eta_calibration_info {
+    cc_eta_function function;
+    uint32_t bins;
+    double low, high;          /* the function's range */
+    int windowed;              /* 1 when window applies, else 0 */
+    cc_energy_window window;
+    uint64_t photons;          /* entered in H: the sum of its counts */
+    uint64_t outside;          /* clusters outside the window, left out */
+    uint64_t uninterpolable;   /* photons without an η, left out */
+} cc_eta_calibration_info;
+
+/* window may be NULL (every cluster is a photon); it is copied. */
+CC_API int cc_eta_calibration_new(cc_eta_calibration **calibration,
+                                  cc_eta_function function, uint32_t bins,
+                                  const cc_energy_window *window,
+                                  char *message);
+CC_API void cc_eta_calibration_destroy(cc_eta_calibration *calibration);
+CC_API int cc_eta_calibration_add(cc_eta_calibration *calibration,
+                                  const cc_clusters *clusters);
+CC_API int cc_eta_calibration_add_frame(cc_eta_calibration *calibration,
+                                        const cc_frame_clusters *frame);
+CC_API void cc_eta_calibration_reset(cc_eta_calibration *calibration);
+CC_API int cc_eta_calibration_info_get(const cc_eta_calibration *calibration,
+                                       cc_eta_calibration_info *info);
+/* H, bins * bins counts, H[ix][iy] at ix * bins + iy. */
+CC_API const uint64_t *
+cc_eta_calibration_counts(const cc_eta_calibration *calibration);
+/* Saves the calibration: its function, bins, range, window, counts and H
+ * (docs/spec.md §5.7), under a temporary name renamed when complete. */
+CC_API int cc_eta_calibration_save(const cc_eta_calibration *calibration,
+                                   const char *path, char *message);
+/* A new calibration from a file that cc_eta_calibration_save wrote.
+ * Truncated, overlong, corrupt or inconsistent files are refused
+ * (CC_EFORMAT) with the reason. */
+CC_API int cc_eta_calibration_read(cc_eta_calibration **calibration,
+                                   const char *path, char *message);
+
+/* Photon positions and the interpolated image (docs/spec.md §7.5-§7.7),
+ * from the transport map of a calibration, for frames of rows x cols
+ * pixels and S x S sub-pixels a pixel. */
+typedef struct cc_interpolator cc_interpolator;
+
+#define CC_SUBPIXELS_MAX 25u
+
+/* What became of one cluster. */
+typedef enum cc_position_status {
+    CC_POSITION_INTERPOLATED = 0,  /* placed by its η */
+    CC_POSITION_UNINTERPOLABLE = 1, /* a photon without η: at its centre
+                                       pixel's middle */
+    CC_POSITION_OUTSIDE_WINDOW = 2  /* not a photon: x and y are 0 */
+} cc_position_status;
+
+typedef struct cc_position {
+    double x, y; /* frame coordinates: pixel (i, j) spans [i, i+1) x [j, j+1) */
+    uint8_t status; /* cc_position_status */
+} cc_position;
+
+typedef struct cc_image_stats {
+    uint64_t photons;        /* imaged: interpolated + uninterpolable */
+    uint64_t uninterpolable; /* of them, imaged at their centre's middle */
+    uint64_t clipped;        /* of them, placed past the image's edge and
+                                counted in its edge bin */
+    uint64_t outside;        /* clusters outside the window, not imaged */
+} cc_image_stats;
+
+/* The map is computed from the calibration, which may change or go
+ * afterwards; window (NULL: every cluster) is copied. subpixels is 1..25. */
+CC_API int cc_interpolator_new(cc_interpolator **interpolator,
+                               const cc_eta_calibration *calibration,
+                               const cc_energy_window *window, uint32_t rows,
+                               uint32_t cols, uint32_t subpixels,
+                               char *message);
+CC_API void cc_interpolator_destroy(cc_interpolator *interpolator);
+/* The position of every cluster of one frame, frame->count values. */
+CC_API int cc_interpolator_positions(const cc_interpolator *interpolator,
+                                     const cc_frame_clusters *frame,
+                                     cc_position *positions);
+/* Adds the photons of a list (or of one frame) to the image. Fails with
+ * CC_EINVAL, adding nothing, if a centre lies outside the frame. */
+CC_API int cc_interpolator_add(cc_interpolator *interpolator,
+                               const cc_clusters *clusters);
+CC_API int cc_interpolator_add_frame(cc_interpolator *interpolator,
+                                     const cc_frame_clusters *frame);
+/* Zeroes the image and its statistics. */
+CC_API void cc_interpolator_reset(cc_interpolator *interpolator);
+/* The image: (rows * S) x (cols * S) uint32, row-major; a count stops at
+ * UINT32_MAX rather than wrap. */
+CC_API const uint32_t *cc_interpolator_image(const cc_interpolator *interpolator);
+CC_API int cc_interpolator_stats(const cc_interpolator *interpolator,
+                                 cc_image_stats *stats);
+/* The flatness of the image folded into one pixel (docs/spec.md §7.8):
+ * its S x S sub-pixels summed over all pixels, then chi^2 = sum (n - m)^2
+ * / m against their mean m, divided by the S * S - 1 degrees of freedom:
+ * about 1 for a flat field perfectly interpolated. CC_ESTATE for S = 1 or
+ * an empty image. */
+CC_API int cc_interpolator_flatness(const cc_interpolator *interpolator,
+                                    double *chi2_per_dof);
+/* The image as a NumPy .npy file, uint32 of shape (rows * S, cols * S). */
+CC_API int cc_interpolator_write_npy(const cc_interpolator *interpolator,
+                                     const char *path, char *message);
+
 /* ------------------------------------------------------------------ */
 /* Page-locked host memory                                             */
 /* ------------------------------------------------------------------ */
@@ -555,6 +665,11 @@ typedef struct cc_score {
     double false_rate;       /* false clusters per pixel per frame */
     uint64_t line0_found;    /* isolated line-0 photons in the ratio */
     double line0_ratio;      /* median cluster sum / (energy * gain) */
+    /* With an interpolator: the found isolated photons inside its window,
+     * and the rms error per axis of their positions and of their centre
+     * pixels' middles against the truth (docs/spec.md §7.8). */
+    uint64_t positioned;
+    double position_rms, centre_rms;
 } cc_score;
 
 CC_API int cc_truth_score_new(cc_truth_score **score, uint32_t rows,
@@ -566,6 +681,11 @@ CC_API int cc_truth_score_add(cc_truth_score *score,
                               const cc_clusters *clusters,
                               const cc_truth *truth);
 CC_API int cc_truth_score_get(const cc_truth_score *score, cc_score *result);
+/* From now on scores the positions that interpolator gives the cluster
+ * that found each isolated photon; it must outlive the scoring. NULL
+ * stops. */
+CC_API int cc_truth_score_set_interpolator(cc_truth_score *score,
+                                           const cc_interpolator *interpolator);
 
 /* ------------------------------------------------------------------ */
 /* Files                                                               */

@@ -254,6 +254,35 @@ int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
 int cc__window_contains(const cc_energy_window *window, uint32_t size_x,
                         uint32_t size_y, const int32_t *values);
 
+/* ---- imaging (eta.c, eta_calibration.c, interpolator.c) ---- */
+
+/* The η of one cluster of size_x * size_y values (both odd, >= 3), on the
+ * function's range [low, high]. */
+cc_eta_value cc__eta_of(cc_eta_function function, double low, double high,
+                        uint32_t size_x, uint32_t size_y, const int32_t *v);
+/* The bin of an η in [low, high] among bins equal bins. */
+uint32_t cc__eta_bin(double eta, double low, double high, uint32_t bins);
+
+struct cc_eta_calibration {
+    cc_eta_calibration_info info;
+    uint64_t counts[]; /* bins * bins, H[ix][iy] at ix * bins + iy */
+};
+
+/* An empty calibration whose info is checked; NULL without memory. */
+cc_eta_calibration *cc__eta_calibration_alloc(
+    const cc_eta_calibration_info *info);
+/* Whether info describes a calibration (function, bins, range, window):
+ * CC_OK, or CC_EINVAL with the reason. */
+int cc__eta_calibration_check(const cc_eta_calibration_info *info,
+                              char *message);
+
+/* The position of one cluster of size_x * size_y values centred at
+ * (cx, cy) (interpolator.c). */
+cc_position cc__interpolator_position(const cc_interpolator *interpolator,
+                                      uint32_t size_x, uint32_t size_y,
+                                      const int32_t *values, uint32_t cx,
+                                      uint32_t cy);
+
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
 

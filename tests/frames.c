@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "frames.h"
+#include "internal.h"
 
 cc_config test_config(uint32_t rows, uint32_t cols)
 {
@@ -116,4 +117,23 @@ int find_cluster(const cc_frame_clusters *frame, uint32_t x, uint32_t y)
         if (frame->x[i] == x && frame->y[i] == y)
             return (int)i;
     return -1;
+}
+
+cc_clusters *test_clusters(uint32_t size_x, uint32_t size_y, size_t n,
+                           const int32_t *values, const uint16_t *xy)
+{
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    cc__clusters_clear(clusters, size_x, size_y);
+    ck_assert_int_eq(cc__clusters_begin_frame(clusters, 7), CC_OK);
+    const size_t cells = (size_t)size_x * size_y;
+    for (size_t i = 0; i < n; i++) {
+        int32_t *out;
+        uint16_t x = xy != NULL ? xy[2 * i] : 10;
+        uint16_t y = xy != NULL ? xy[2 * i + 1] : 20;
+        ck_assert_int_eq(cc__clusters_push(clusters, 0, x, y, &out), CC_OK);
+        for (size_t c = 0; c < cells; c++)
+            out[c] = values[i * cells + c];
+    }
+    return clusters;
 }

@@ -33,6 +33,11 @@ cc_simulator_config test_simulator_config(uint32_t rows, uint32_t cols,
                                           uint64_t seed, double flux);
 cc_simulator *test_simulator(const cc_simulator_config *config);
 
+/* One frame (number 7) of n clusters of size_x * size_y values each, all
+ * centred at (10, 20) unless xy gives (x, y) pairs. */
+cc_clusters *test_clusters(uint32_t size_x, uint32_t size_y, size_t n,
+                           const int32_t *values, const uint16_t *xy);
+
 /* Creates and trains a flat finder (nsigma 5) and an empty frame. */
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
                uint32_t size_x, uint32_t size_y, cc_precision precision,

@@ -16,5 +16,6 @@ Suite *suite_ground_truth(void);
 Suite *suite_files(void);
 Suite *suite_imaging(void);
 Suite *suite_mask(void);
+Suite *suite_interpolation(void);
 
 #endif

@@ -9,26 +9,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "frames.h"
 #include "internal.h"
 #include "suites.h"
-
-/* One frame of the given clusters (size_x * size_y values each). */
-static cc_clusters *clusters_of(uint32_t size_x, uint32_t size_y, size_t n,
-                                const int32_t *values)
-{
-    cc_clusters *clusters;
-    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    cc__clusters_clear(clusters, size_x, size_y);
-    ck_assert_int_eq(cc__clusters_begin_frame(clusters, 7), CC_OK);
-    const size_t cells = (size_t)size_x * size_y;
-    for (size_t i = 0; i < n; i++) {
-        int32_t *out;
-        ck_assert_int_eq(cc__clusters_push(clusters, 0, 10, 20, &out), CC_OK);
-        for (size_t c = 0; c < cells; c++)
-            out[c] = values[i * cells + c];
-    }
-    return clusters;
-}
 
 /* Exactly the quotient the definition gives: one double division of the
  * exact integer sums. */
@@ -43,7 +26,7 @@ static cc_clusters *clusters_of(uint32_t size_x, uint32_t size_y, size_t n,
 START_TEST(eta_functions_on_one_cluster)
 {
     static const int32_t v[9] = {0, 0, 0, 0, 100, 50, 0, 30, 10};
-    cc_clusters *clusters = clusters_of(3, 3, 1, v);
+    cc_clusters *clusters = test_clusters(3, 3, 1, v, NULL);
     cc_eta_value eta;
     ck_assert_int_eq(cc_eta(CC_ETA2, clusters, &eta), CC_OK);
     ck_assert_uint_eq(eta.valid, 1);
@@ -73,7 +56,7 @@ START_TEST(eta2_window_and_ties)
         40, 20, 0, 10, 100, 0, 0, 0, 0, /* the top-left window wins */
         0, 0, 0, 0, 100, 0, 0, 0, 0,    /* four equal windows: top-left */
     };
-    cc_clusters *clusters = clusters_of(3, 3, 2, v);
+    cc_clusters *clusters = test_clusters(3, 3, 2, v, NULL);
     cc_eta_value eta[2];
     ck_assert_int_eq(cc_eta(CC_ETA2, clusters, eta), CC_OK);
     ck_assert_int_eq(eta[0].dx, -1);
@@ -101,7 +84,7 @@ START_TEST(eta_uninterpolable)
                                               R / (L + R) = -60 / 40 */
         -50, -50, -50, 0, 100, 0, 0, 0, 0 /* eta3: the 3x3 sum is -50 */
     };
-    cc_clusters *clusters = clusters_of(3, 3, 3, v);
+    cc_clusters *clusters = test_clusters(3, 3, 3, v, NULL);
     cc_eta_value eta[3];
     ck_assert_int_eq(cc_eta(CC_ETA2, clusters, eta), CC_OK);
     ck_assert_uint_eq(eta[0].valid, 0);
@@ -137,7 +120,7 @@ START_TEST(eta_in_larger_clusters)
         both[c] = v[c];
         both[25 + c] = far[c];
     }
-    cc_clusters *clusters = clusters_of(5, 5, 2, both);
+    cc_clusters *clusters = test_clusters(5, 5, 2, both, NULL);
     for (cc_eta_function f = CC_ETA2; f <= CC_ETA3; f++) {
         cc_eta_value eta[2];
         ck_assert_int_eq(cc_eta(f, clusters, eta), CC_OK);
@@ -196,7 +179,7 @@ START_TEST(counting_image)
         0, 0, 0, 0, 950, 0, 0, 0, 0, /* 950: outside */
         0, 0, 0, 0, 700, 0, 0, 0, 0, /* 700: the low edge, inside */
     };
-    cc_clusters *clusters = clusters_of(3, 3, 3, v); /* all at (10, 20) */
+    cc_clusters *clusters = test_clusters(3, 3, 3, v, NULL); /* all at (10, 20) */
     cc_hitmap *hitmap;
     ck_assert_int_eq(cc_hitmap_new(&hitmap, 30, 30), CC_OK);
     const cc_energy_window window = {CC_ENERGY_SUM, 700, 900};

@@ -17,6 +17,7 @@ int main(void)
     srunner_add_suite(runner, suite_ground_truth());
     srunner_add_suite(runner, suite_imaging());
     srunner_add_suite(runner, suite_mask());
+    srunner_add_suite(runner, suite_interpolation());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -39,10 +39,8 @@ static bool share(int64_t numerator, int64_t denominator, double low,
     return true;
 }
 
-/* The η of one cluster of size_x * size_y values (both odd, >= 3), on the
- * function's range [low, high]. */
-static cc_eta_value eta_of(cc_eta_function function, double low, double high,
-                           uint32_t size_x, uint32_t size_y, const int32_t *v)
+cc_eta_value cc__eta_of(cc_eta_function function, double low, double high,
+                        uint32_t size_x, uint32_t size_y, const int32_t *v)
 {
     const uint32_t cx = size_x / 2, cy = size_y / 2;
 #define AT(row, col) ((int64_t)v[(size_t)(row) * size_x + (col)])
@@ -98,8 +96,8 @@ int cc_eta_frame(cc_eta_function function, const cc_frame_clusters *frame,
         return CC_EINVAL;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
     for (uint32_t i = 0; i < frame->count; i++)
-        eta[i] = eta_of(function, low, high, frame->size_x, frame->size_y,
-                        frame->values + i * cells);
+        eta[i] = cc__eta_of(function, low, high, frame->size_x,
+                            frame->size_y, frame->values + i * cells);
     return CC_OK;
 }
 
@@ -122,4 +120,12 @@ int cc_eta(cc_eta_function function, const cc_clusters *clusters,
         done += frame.count;
     }
     return CC_OK;
+}
+
+uint32_t cc__eta_bin(double eta, double low, double high, uint32_t bins)
+{
+    /* As the spectrum bins energies; η = high is in range and goes into
+     * the last bin (docs/spec.md §7.9). */
+    uint32_t bin = (uint32_t)((eta - low) / (high - low) * (double)bins);
+    return bin < bins ? bin : bins - 1;
 }

@@ -2,10 +2,12 @@
 /*
  * truth_score.c: how well clusters match the simulator's photons, by the
  * rules stated in clustercore.h: efficiency for isolated photons, false
- * clusters per pixel per frame, and the median energy ratio of line 0.
+ * clusters per pixel per frame, the median energy ratio of line 0 and,
+ * with an interpolator, the error of the photons' positions.
  * Photons and cluster centres are dropped onto per-pixel grids so that
  * each question is a look at a small box of pixels.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +21,37 @@ struct cc_truth_score {
     int32_t *best_cluster; /* per pixel: index of the centre's cluster + 1 */
     double *ratios;
     size_t n_ratios, ratios_capacity;
+    const cc_interpolator *interpolator; /* borrowed; NULL: no positions */
+    double position_error2, centre_error2; /* sums of squared errors */
 };
+
+int cc_truth_score_set_interpolator(cc_truth_score *score,
+                                    const cc_interpolator *interpolator)
+{
+    if (score == NULL)
+        return CC_EINVAL;
+    score->interpolator = interpolator;
+    return CC_OK;
+}
+
+/* Adds the position errors of the cluster that found a photon. */
+static void score_position(cc_truth_score *score,
+                           const cc_frame_clusters *frame, size_t index,
+                           const cc_photon *photon)
+{
+    size_t cells = (size_t)frame->size_x * frame->size_y;
+    cc_position at = cc__interpolator_position(
+        score->interpolator, frame->size_x, frame->size_y,
+        frame->values + index * cells, frame->x[index], frame->y[index]);
+    if (at.status == CC_POSITION_OUTSIDE_WINDOW)
+        return;
+    double dx = at.x - photon->x, dy = at.y - photon->y;
+    double mx = frame->x[index] + 0.5 - photon->x;
+    double my = frame->y[index] + 0.5 - photon->y;
+    score->position_error2 += dx * dx + dy * dy;
+    score->centre_error2 += mx * mx + my * my;
+    score->totals.positioned++;
+}
 
 int cc_truth_score_new(cc_truth_score **score, uint32_t rows, uint32_t cols,
                        double gain)
@@ -80,6 +112,7 @@ static int score_photon(cc_truth_score *score, const cc_frame_clusters *frame,
     cc_score *totals = &score->totals;
     totals->isolated_photons++;
     int64_t best = INT64_MIN;
+    size_t best_index = 0;
     for (long row = y - 1; row <= y + 1; row++)
         for (long col = x - 1; col <= x + 1; col++) {
             int32_t index = score->best_cluster[(size_t)row * score->cols + col];
@@ -89,11 +122,16 @@ static int score_photon(cc_truth_score *score, const cc_frame_clusters *frame,
             int64_t sum = cc_cluster_energy(
                 CC_ENERGY_SUM, frame->size_x, frame->size_y,
                 frame->values + (size_t)(index - 1) * cells);
-            best = sum > best ? sum : best;
+            if (sum > best) {
+                best = sum;
+                best_index = (size_t)(index - 1);
+            }
         }
     if (best == INT64_MIN)
         return CC_OK;
     totals->isolated_found++;
+    if (score->interpolator != NULL)
+        score_position(score, frame, best_index, photon);
     if (photon->line != 0)
         return CC_OK;
     double *ratios = cc__grow(score->ratios, &score->ratios_capacity,
@@ -202,6 +240,12 @@ int cc_truth_score_get(const cc_truth_score *score, cc_score *result)
             ? 0
             : (double)totals.false_clusters /
                   ((double)totals.frames * score->rows * score->cols);
+    /* Per axis: the mean of dx^2 + dy^2 over 2. */
+    double n_positions = 2.0 * (double)totals.positioned;
+    totals.position_rms =
+        totals.positioned ? sqrt(score->position_error2 / n_positions) : 0;
+    totals.centre_rms =
+        totals.positioned ? sqrt(score->centre_error2 / n_positions) : 0;
     totals.line0_found = score->n_ratios;
     totals.line0_ratio = 0;
     if (score->n_ratios > 0) {
