@@ -804,6 +804,27 @@ CC_API int cc_spectrum_write_csv(const cc_spectrum *spectrum, const char *path,
 CC_API int cc_hitmap_write_npy(const cc_hitmap *hitmap, const char *path,
                                char *message);
 
+/* Photon lists as a NumPy .npy file of records (frame <u8, x <f8, y <f8,
+ * energy <f8), one a photon, written as they come: the count in the
+ * header is filled in by cc_photon_writer_finish. x and y are frame
+ * coordinates (docs/spec.md §7.6), energy the cluster's in ADU. */
+typedef struct cc_photon_record {
+    uint64_t frame;
+    double x, y;
+    double energy;
+} cc_photon_record;
+
+typedef struct cc_photon_writer cc_photon_writer;
+
+CC_API int cc_photon_writer_new(cc_photon_writer **writer, const char *path,
+                                char *message);
+CC_API int cc_photon_writer_write(cc_photon_writer *writer,
+                                  const cc_photon_record *records, size_t n,
+                                  char *message);
+CC_API int cc_photon_writer_finish(cc_photon_writer *writer, char *message);
+/* Frees the writer; a file not finished is removed. */
+CC_API void cc_photon_writer_destroy(cc_photon_writer *writer);
+
 /* The library's version, "MAJOR.MINOR.PATCH". */
 CC_API const char *cc_version(void);
 

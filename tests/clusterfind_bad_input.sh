@@ -82,6 +82,21 @@ expect 2 "give N or NxM" --simulate 2 --cluster-size big
 expect 2 "leave out --pedestal" --simulate 2 --pedestal "$dark"
 expect 2 "give --pedestal" --data "$dark"
 expect 2 "below --max" --simulate 2 --min 5 --max 1
+# Imaging: bad settings and bad files, refused before anything is written.
+expect 2 "give --eta-map" --simulate 2 --image "$work/out/i.npy"
+expect 2 "LO:HI" --simulate 2 --energy-window 900:700
+expect 2 "1..25 sub-pixels" --simulate 2 --subpixels 26
+expect 2 "eta2, eta2full or eta3" --simulate 2 --eta eta4
+expect 2 "factor of at least 1" --simulate 2 --auto-mask 0.5
+expect 2 "give --simulate" --pedestal "$dark" --data "$dark" --pattern slits
+printf 'CCETACAL short' >"$work/short.eta"
+expect 1 "short.eta is truncated" --simulate 2 --pedestal-frames 2 \
+    --eta-map "$work/short.eta" --image "$work/out/i.npy"
+printf '\223NUMPY\001\000\020\000{"descr": 1}   \n' >"$work/mask.npy"
+expect 1 "mask.npy has a header this reader does not understand" \
+    --simulate 2 --pedestal-frames 2 --mask "$work/mask.npy"
+expect 1 "cannot open .*nomask.npy" --simulate 2 --pedestal-frames 2 \
+    --mask "$work/nomask.npy"
 # Where CUDA cannot run (not built, or no GPU), asking for it is refused
 # with the reason; where a GPU answers, there is nothing to refuse.
 if "$clusterfind" --simulate 2 --pedestal-frames 2 --backend cuda \

@@ -8,3 +8,18 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
+
+# need_numpy: sets python to a python3 that imports NumPy, or skips the
+# test, visibly. The first python3 on PATH may be another installation
+# (pyenv) than Debian's, which is where python3-numpy goes.
+need_numpy() {
+    python=""
+    for candidate in python3 /usr/bin/python3; do
+        if "$candidate" -c 'import numpy' 2>/dev/null; then
+            python=$candidate
+            return 0
+        fi
+    done
+    echo "SKIP: no python3 can import numpy (Debian: apt-get install python3-numpy)"
+    exit 77
+}

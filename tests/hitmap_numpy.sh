@@ -3,23 +3,9 @@
 # hitmap_numpy.sh: NumPy opens clusterfind's hit map as is (uint32, 2-D,
 # the frame's shape, as many counts as clusters) and reads the spectrum
 # CSV. Skipped, visibly, where python3 has no NumPy.
-set -eu
-# The first python3 on PATH may be another installation (pyenv) than
-# Debian's, which is where python3-numpy goes.
-python=""
-for candidate in python3 /usr/bin/python3; do
-    if "$candidate" -c 'import numpy' 2>/dev/null; then
-        python=$candidate
-        break
-    fi
-done
-if [ -z "$python" ]; then
-    echo "SKIP: no python3 can import numpy (Debian: apt-get install python3-numpy)"
-    exit 77
-fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/hitmap_numpy.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-"${builddir:-.}/tools/clusterfind" --simulate 5 --pedestal-frames 20 \
+. "$(dirname "$0")/common.sh"
+need_numpy
+"$clusterfind" --simulate 5 --pedestal-frames 20 \
     --hitmap "$work/h.npy" --spectrum "$work/s.csv" >"$work/summary"
 clusters=$(sed -n 's/^clusters: *\([0-9]*\) .*/\1/p' "$work/summary")
 "$python" - "$work/h.npy" "$work/s.csv" "$clusters" <<'PYTHON'

@@ -4,7 +4,8 @@
  * dark run, and writes them as an aare-compatible .clust file with the
  * energy spectrum (.csv) and hit map (.npy). With --simulate it runs the
  * same job on simulated runs and compares the clusters with the ground
- * truth. This file reads the options; clusterfind_run.c does the job.
+ * truth. It also images the photons (clusterfind_imaging.c). This file
+ * reads the options; clusterfind_run.c does the job.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,6 +45,29 @@ static void usage(FILE *out)
         "                          frames of 400 x 400 pixels, find the clusters and\n"
         "                          compare them with the simulated photons\n"
         "  --seed N                simulator seed (default 1)\n"
+        "  --flux X                simulated photons per frame (default 2330)\n"
+        "  --pattern none|slits|grid|star  a mask in front of the simulated\n"
+        "                          sensor (default none: a flat field)\n"
+        "  --pattern-period P      its period in pixels (default 1)\n"
+        "  --hot-pixels N --dead-pixels N  defects planted in the simulation\n"
+        "\n"
+        "Imaging (docs/clusterfind.md):\n"
+        "  --mask FILE.npy         bad pixels, uint8 or bool of (rows, cols),\n"
+        "                          1 = bad: never a centre, 0 in clusters\n"
+        "  --auto-mask K           also mask pixels whose noise is 0 or above K\n"
+        "                          times the median (K >= 1)\n"
+        "  --energy-window LO:HI   photons: clusters of energy in [LO, HI) ADU\n"
+        "                          (the --energy chosen; default every cluster)\n"
+        "  --eta eta2|eta2full|eta3  eta function (default eta2)\n"
+        "  --eta-bins B            calibration bins a side (default 100)\n"
+        "  --eta-calibrate OUT.eta  the eta calibration of this run's photons\n"
+        "                          (a flat-field run)\n"
+        "  --eta-map IN.eta        a calibration to interpolate with\n"
+        "  --subpixels S           image sub-pixels a pixel side, 1..25\n"
+        "                          (default 5)\n"
+        "  --image OUT.npy         interpolated image, uint32 (rows*S, cols*S)\n"
+        "  --counts OUT.npy        counting image: photons per pixel, uint32\n"
+        "  --photons OUT.npy       one record per photon: frame, x, y, energy\n"
         "  --help, --version\n"
         "\n"
         "Exit status: 0 on success, 1 when the run failed (nothing written),\n"
@@ -93,6 +117,21 @@ static bool parse_cluster_size(const char *text, uint32_t *x, uint32_t *y)
     return true;
 }
 
+/* LO:HI, two finite numbers with LO < HI. */
+static bool parse_window(const char *text, double *low, double *high)
+{
+    char copy[64];
+    if (strlen(text) >= sizeof copy)
+        return false;
+    strcpy(copy, text);
+    char *colon = strchr(copy, ':');
+    if (colon == NULL)
+        return false;
+    *colon = '\0';
+    return parse_real(copy, low) && parse_real(colon + 1, high) &&
+           *low < *high;
+}
+
 /* Looks word up in a list of names; returns its index or -1. */
 static int choose(const char *word, const char *const *names, int n)
 {
@@ -115,6 +154,8 @@ static int apply(struct options *o, const char *name, const char *value)
     static const char *const energies[] = {"sum", "sum2x2"};
     static const char *const backends[] = {"auto", "cpu", "cuda"};
     static const char *const precisions[] = {"float", "double"};
+    static const char *const etas[] = {"eta2", "eta2full", "eta3"};
+    static const char *const patterns[] = {"none", "slits", "grid", "star"};
     uint64_t number;
     int index;
     if (strcmp(name, "pedestal") == 0)
@@ -174,6 +215,56 @@ static int apply(struct options *o, const char *name, const char *value)
     } else if (strcmp(name, "seed") == 0) {
         if (!parse_unsigned(value, 0, UINT64_MAX, &o->seed))
             return bad_option(name, value, "a whole number is needed");
+    } else if (strcmp(name, "flux") == 0) {
+        if (!parse_real(value, &o->flux) || o->flux < 0 || o->flux > 1e7)
+            return bad_option(name, value, "0..1e7 photons per frame");
+    } else if (strcmp(name, "pattern") == 0) {
+        if ((index = choose(value, patterns, 4)) < 0)
+            return bad_option(name, value, "none, slits, grid or star");
+        o->pattern = (cc_sim_pattern)index;
+    } else if (strcmp(name, "pattern-period") == 0) {
+        if (!parse_real(value, &o->pattern_period) || !(o->pattern_period > 0))
+            return bad_option(name, value, "a period above 0 pixels");
+    } else if (strcmp(name, "hot-pixels") == 0 ||
+               strcmp(name, "dead-pixels") == 0) {
+        if (!parse_unsigned(value, 0, 400 * 400, &number))
+            return bad_option(name, value, "0..160000 pixels");
+        *(name[0] == 'h' ? &o->hot_pixels : &o->dead_pixels) =
+            (uint32_t)number;
+    } else if (strcmp(name, "mask") == 0) {
+        o->mask = value;
+    } else if (strcmp(name, "auto-mask") == 0) {
+        if (!parse_real(value, &o->auto_mask) ||
+            !(o->auto_mask == 0 || o->auto_mask >= 1))
+            return bad_option(name, value, "0 (off) or a factor of at least 1");
+    } else if (strcmp(name, "energy-window") == 0) {
+        if (!parse_window(value, &o->window_low, &o->window_high))
+            return bad_option(name, value, "give LO:HI in ADU with LO < HI");
+        o->windowed = true;
+    } else if (strcmp(name, "eta") == 0) {
+        if ((index = choose(value, etas, 3)) < 0)
+            return bad_option(name, value, "eta2, eta2full or eta3");
+        o->eta = (cc_eta_function)index;
+        o->eta_given = true;
+    } else if (strcmp(name, "eta-bins") == 0) {
+        if (!parse_unsigned(value, 1, CC_ETA_BINS_MAX, &number))
+            return bad_option(name, value, "1..1000 bins");
+        o->eta_bins = (uint32_t)number;
+        o->eta_bins_given = true;
+    } else if (strcmp(name, "eta-calibrate") == 0) {
+        o->eta_calibrate = value;
+    } else if (strcmp(name, "eta-map") == 0) {
+        o->eta_map = value;
+    } else if (strcmp(name, "subpixels") == 0) {
+        if (!parse_unsigned(value, 1, CC_SUBPIXELS_MAX, &number))
+            return bad_option(name, value, "1..25 sub-pixels");
+        o->subpixels = (uint32_t)number;
+    } else if (strcmp(name, "image") == 0) {
+        o->image = value;
+    } else if (strcmp(name, "counts") == 0) {
+        o->counts = value;
+    } else if (strcmp(name, "photons") == 0) {
+        o->photons = value;
     }
     return 0;
 }
@@ -192,6 +283,20 @@ static int check(const struct options *o)
                         "(see clusterfind --help)\n");
         return EXIT_USAGE;
     }
+    bool simulation_only = o->flux >= 0 || o->pattern != CC_PATTERN_NONE ||
+                           o->hot_pixels > 0 || o->dead_pixels > 0;
+    if (o->simulate == 0 && simulation_only) {
+        fprintf(stderr, "clusterfind: --flux, --pattern, --hot-pixels and "
+                        "--dead-pixels shape a simulated run: give "
+                        "--simulate FRAMES\n");
+        return EXIT_USAGE;
+    }
+    if ((o->image != NULL || o->photons != NULL) && o->eta_map == NULL) {
+        fprintf(stderr, "clusterfind: --image and --photons place photons "
+                        "with a calibration: give --eta-map IN.eta (make one "
+                        "from a flat-field run with --eta-calibrate)\n");
+        return EXIT_USAGE;
+    }
     if (!(o->min < o->max)) {
         fprintf(stderr, "clusterfind: --min %g must be below --max %g\n",
                 o->min, o->max);
@@ -206,7 +311,9 @@ int main(int argc, char **argv)
         .size_x = 3, .size_y = 3, .nsigma = 5, .pedestal_frames = 1000,
         .energy = CC_ENERGY_SUM, .bins = 400, .min = 0, .max = 2000,
         .backend = CC_BACKEND_AUTO, .precision = CC_PRECISION_FLOAT,
-        .threads = 0, .adc_mask = 0x3FFF, .simulate = 0, .seed = 1};
+        .threads = 0, .adc_mask = 0x3FFF, .simulate = 0, .seed = 1,
+        .eta = CC_ETA2, .eta_bins = 100, .subpixels = 5, .flux = -1,
+        .pattern = CC_PATTERN_NONE, .pattern_period = 1};
     static const struct option long_options[] = {
         {"pedestal", required_argument, NULL, 0},
         {"data", required_argument, NULL, 0},
@@ -226,6 +333,22 @@ int main(int argc, char **argv)
         {"adc-mask", required_argument, NULL, 0},
         {"simulate", required_argument, NULL, 0},
         {"seed", required_argument, NULL, 0},
+        {"flux", required_argument, NULL, 0},
+        {"pattern", required_argument, NULL, 0},
+        {"pattern-period", required_argument, NULL, 0},
+        {"hot-pixels", required_argument, NULL, 0},
+        {"dead-pixels", required_argument, NULL, 0},
+        {"mask", required_argument, NULL, 0},
+        {"auto-mask", required_argument, NULL, 0},
+        {"energy-window", required_argument, NULL, 0},
+        {"eta", required_argument, NULL, 0},
+        {"eta-bins", required_argument, NULL, 0},
+        {"eta-calibrate", required_argument, NULL, 0},
+        {"eta-map", required_argument, NULL, 0},
+        {"subpixels", required_argument, NULL, 0},
+        {"image", required_argument, NULL, 0},
+        {"counts", required_argument, NULL, 0},
+        {"photons", required_argument, NULL, 0},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};

@@ -34,7 +34,53 @@ struct options {
     uint16_t adc_mask;
     uint64_t simulate;     /* data frames to simulate; 0 = read files */
     uint64_t seed;
+    /* imaging (docs/spec.md §7) */
+    const char *mask;      /* .npy of bad pixels */
+    double auto_mask;      /* the rms rule's k; 0 = off */
+    bool windowed;         /* an energy window on `energy` */
+    double window_low, window_high;
+    cc_eta_function eta;
+    bool eta_given;
+    uint32_t eta_bins;
+    bool eta_bins_given;
+    const char *eta_calibrate; /* .eta to write */
+    const char *eta_map;       /* .eta to read */
+    uint32_t subpixels;
+    const char *image, *counts, *photons; /* .npy outputs */
+    /* the simulated runs */
+    double flux;               /* photons per frame; < 0: the default */
+    cc_sim_pattern pattern;
+    double pattern_period;
+    uint32_t hot_pixels, dead_pixels;
 };
+
+/* The imaging of a run: the photons in the window, the η calibration it
+ * makes, the interpolated image from a calibration it reads, the counting
+ * image and the photon list (clusterfind_imaging.c). */
+struct imaging {
+    const struct options *options;
+    cc_energy_window window;
+    cc_eta_calibration *calibration; /* --eta-calibrate */
+    cc_interpolator *interpolator;   /* --eta-map */
+    cc_hitmap *counts;               /* --counts */
+    cc_photon_writer *photons;       /* --photons */
+    cc_position *positions;
+    cc_photon_record *records;
+    size_t capacity;                 /* of positions and records */
+    uint64_t clusters, outside;      /* seen, and of them outside the window */
+};
+
+/* Reads the calibration to image with and opens the outputs; 0 or an exit
+ * status, having said why. */
+int imaging_open(struct imaging *imaging, const struct options *options,
+                 uint32_t rows, uint32_t cols);
+int imaging_add(struct imaging *imaging, const cc_clusters *clusters);
+/* Writes the outputs of the run; each path written is appended to
+ * written[*n_written], so that a later failure can remove them. */
+int imaging_write(struct imaging *imaging, const char **written,
+                  int *n_written, char *message);
+void imaging_summary(const struct imaging *imaging);
+void imaging_close(struct imaging *imaging);
 
 /* A source of frames: a raw run, or the simulator's dark or data frames. */
 struct source {

@@ -27,6 +27,7 @@ struct job {
     cc_clust_writer *clust;
     cc_spectrum *spectrum;
     cc_hitmap *hitmap;
+    struct imaging imaging;
     uint16_t *frames;
     uint64_t numbers[BATCH];
     uint64_t frames_trained;
@@ -69,6 +70,12 @@ static int open_sources(struct job *job)
     cc_simulator_config_init(&config);
     config.seed = o->seed;
     config.threads = o->threads;
+    if (o->flux >= 0)
+        config.flux = o->flux;
+    config.pattern = o->pattern;
+    config.pattern_period = o->pattern_period;
+    config.hot_pixels = o->hot_pixels;
+    config.dead_pixels = o->dead_pixels;
     char message[CC_MESSAGE_SIZE];
     if (cc_simulator_new(&job->simulator, &config, message) != CC_OK ||
         cc_truth_new(&job->truth) != CC_OK ||
@@ -90,9 +97,11 @@ static int set_up(struct job *job)
     if (o->output != NULL &&
         cc_clust_writer_new(&job->clust, o->output, message) != CC_OK)
         return fail("%s", message);
-    for (int i = 0; i < 2; i++) {
-        const char *path = i == 0 ? o->spectrum : o->hitmap;
-        /* Both are written at the end: check now that they can be. */
+    const char *at_end[] = {o->spectrum, o->hitmap, o->eta_calibrate,
+                            o->image, o->counts};
+    for (int i = 0; i < 5; i++) {
+        const char *path = at_end[i];
+        /* These are written at the end: check now that they can be. */
         char *directory = path == NULL ? NULL : strdup(path);
         char *slash = directory == NULL ? NULL : strrchr(directory, '/');
         if (slash != NULL)
@@ -115,8 +124,16 @@ static int set_up(struct job *job)
     config.precision = o->precision;
     config.backend = o->backend;
     config.threads = o->threads;
+    config.mask_rms_factor = o->auto_mask;
     if (cc_finder_new(&job->finder, &config, message) != CC_OK)
         return fail("%s", message);
+    if (o->mask != NULL && cc_finder_load_mask(job->finder, o->mask) != CC_OK)
+        return fail("%s", cc_finder_last_error(job->finder));
+    int status = imaging_open(&job->imaging, o, config.rows, config.cols);
+    if (status != 0)
+        return status;
+    if (job->score != NULL && job->imaging.interpolator != NULL)
+        cc_truth_score_set_interpolator(job->score, job->imaging.interpolator);
     size_t pixels = (size_t)config.rows * config.cols;
     job->frames = malloc(BATCH * pixels * sizeof *job->frames);
     if (job->frames == NULL || cc_clusters_new(&job->clusters) != CC_OK ||
@@ -196,6 +213,9 @@ static int process(struct job *job, uint64_t *frames_done, double *seconds)
             return fail("%s", message);
         cc_spectrum_add(job->spectrum, job->clusters);
         cc_hitmap_add(job->hitmap, job->clusters);
+        int status = imaging_add(&job->imaging, job->clusters);
+        if (status != 0)
+            return status;
         if (job->score != NULL &&
             cc_truth_score_add(job->score, job->clusters, job->truth) != CC_OK)
             return fail("%s", "scoring against the ground truth failed");
@@ -223,14 +243,25 @@ static int write_outputs(struct job *job)
     if (rc == CC_OK && o->spectrum != NULL)
         rc = cc_spectrum_write_csv(job->spectrum, o->spectrum, message);
     bool spectrum_written = o->spectrum != NULL && rc == CC_OK;
+    bool hitmap_written = false;
     if (rc == CC_OK && o->hitmap != NULL)
-        rc = cc_hitmap_write_npy(job->hitmap, o->hitmap, message);
+        hitmap_written =
+            (rc = cc_hitmap_write_npy(job->hitmap, o->hitmap, message)) ==
+            CC_OK;
+    const char *written[8];
+    int n_written = 0;
+    if (rc == CC_OK)
+        rc = imaging_write(&job->imaging, written, &n_written, message);
     if (rc == CC_OK)
         return 0;
     if (clust_written)
         unlink(o->output);
     if (spectrum_written)
         unlink(o->spectrum);
+    if (hitmap_written)
+        unlink(o->hitmap);
+    for (int i = 0; i < n_written; i++)
+        unlink(written[i]);
     return fail("%s", message);
 }
 
@@ -251,6 +282,9 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
            stats.clusters,
            frames > 0 ? (double)stats.clusters / (double)frames : 0.0,
            stats.clusters_dropped, stats.frames_truncated);
+    if (o->mask != NULL || o->auto_mask > 0)
+        printf("mask:      %" PRIu64 " bad pixels masked\n",
+               stats.masked_pixels);
     const char *energy = o->energy == CC_ENERGY_SUM ? "sum" : "sum2x2";
     uint32_t bins = cc_spectrum_bins(job->spectrum);
     const uint64_t *counts = cc_spectrum_counts(job->spectrum);
@@ -287,9 +321,17 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
                    score.line0_ratio, score.line0_found);
         else
             printf("no Ka photon found\n");
+        if (score.positioned > 0)
+            printf("truth:     position error %.4f px rms per axis, against "
+                   "%.4f for the centre pixel's middle (%" PRIu64
+                   " isolated photons)\n",
+                   score.position_rms, score.centre_rms, score.positioned);
     }
-    const char *outputs[] = {o->output, o->spectrum, o->hitmap};
-    for (int i = 0; i < 3; i++)
+    imaging_summary(&job->imaging);
+    const char *outputs[] = {o->output,        o->spectrum, o->hitmap,
+                             o->eta_calibrate, o->image,    o->counts,
+                             o->photons};
+    for (int i = 0; i < 7; i++)
         if (outputs[i] != NULL)
             printf("wrote:     %s\n", outputs[i]);
 }
@@ -334,6 +376,7 @@ static void clean_up(struct job *job)
     cc_clust_writer_destroy(job->clust); /* removes an unfinished file */
     cc_spectrum_destroy(job->spectrum);
     cc_hitmap_destroy(job->hitmap);
+    imaging_close(&job->imaging);
     cc_clusters_destroy(job->clusters);
     cc_truth_score_destroy(job->score);
     cc_truth_destroy(job->truth);
