@@ -243,6 +243,20 @@ CC_API int cc_finder_load_mask(cc_finder *finder, const char *path);
 /* Writes the mask in force, rows * cols bytes of 0 or 1. */
 CC_API int cc_finder_get_mask(cc_finder *finder, uint8_t *mask);
 
+typedef struct cc_interpolator cc_interpolator; /* see Imaging below */
+
+/* Imaging while finding (docs/spec.md §7.5-§7.7). From now on every
+ * processed batch adds its photons to an image that the finder keeps,
+ * placed with a copy of interpolator's map, window and image size: on the
+ * GPU when CUDA runs, so that the host does no work per photon. NULL
+ * stops. The image starts empty: take what was imaged before first. */
+CC_API int cc_finder_set_interpolator(cc_finder *finder,
+                                      const cc_interpolator *interpolator);
+/* Adds the photons imaged since the last take (image and statistics) into
+ * into, which must make an image of the same size (CC_EMISMATCH), and
+ * starts the finder's image again from empty. */
+CC_API int cc_finder_take_image(cc_finder *finder, cc_interpolator *into);
+
 /* Per-pixel pedestal mean (X0 + s/N) and rms in ADU, rows * cols values
  * each (either pointer may be NULL). While training they are the mean and
  * rms of the frames summed so far (CC_ESTATE before the first). */

@@ -9,6 +9,7 @@
 
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -240,28 +241,11 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
 
-/* The largest sum of the four 2x2 windows that hold the centre of a
- * size_x * size_y cluster, the first of them on ties (top-left, top-right,
- * bottom-left, bottom-right), and its top-left cell (row, col) (energy.c). */
-int64_t cc__best_2x2(uint32_t size_x, uint32_t size_y, const int32_t *values,
-                     uint32_t *row, uint32_t *col);
-/* cc_cluster_energy() for a cluster known to be valid (energy.c): the
- * spectrum's per-cluster call, direct and without the checks. */
-int64_t cc__cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
-                           const int32_t *values);
-
-/* cc_energy_window_contains() for a checked window and a valid cluster. */
-int cc__window_contains(const cc_energy_window *window, uint32_t size_x,
-                        uint32_t size_y, const int32_t *values);
-
-/* ---- imaging (eta.c, eta_calibration.c, interpolator.c) ---- */
-
-/* The η of one cluster of size_x * size_y values (both odd, >= 3), on the
- * function's range [low, high]. */
-cc_eta_value cc__eta_of(cc_eta_function function, double low, double high,
-                        uint32_t size_x, uint32_t size_y, const int32_t *v);
-/* The bin of an η in [low, high] among bins equal bins. */
-uint32_t cc__eta_bin(double eta, double low, double high, uint32_t bins);
+/* The per-cluster formulas, shared with the CUDA backend. */
+#ifndef CC__HD
+#define CC__HD
+#endif
+#include "cluster_arithmetic.h"
 
 struct cc_eta_calibration {
     cc_eta_calibration_info info;
@@ -276,12 +260,23 @@ cc_eta_calibration *cc__eta_calibration_alloc(
 int cc__eta_calibration_check(const cc_eta_calibration_info *info,
                               char *message);
 
-/* The position of one cluster of size_x * size_y values centred at
- * (cx, cy) (interpolator.c). */
-cc_position cc__interpolator_position(const cc_interpolator *interpolator,
-                                      uint32_t size_x, uint32_t size_y,
-                                      const int32_t *values, uint32_t cx,
-                                      uint32_t cy);
+/* An interpolator's map and geometry (interpolator.c). */
+const struct cc__image_map *
+cc__interpolator_map(const cc_interpolator *interpolator);
+/* A new interpolator with from's map, window and geometry and an empty
+ * image. */
+int cc__interpolator_copy(const cc_interpolator *from, cc_interpolator **copy,
+                          char *message);
+/* Whether two interpolators make images of the same size. */
+bool cc__interpolator_same_image(const cc_interpolator *a,
+                                 const cc_interpolator *b);
+/* Adds counts (counts32, or counts64 when counts32 is NULL: one a bin of
+ * into's image) and stats into into, each bin stopping at UINT32_MAX. */
+void cc__interpolator_absorb(cc_interpolator *into, const uint32_t *counts32,
+                             const uint64_t *counts64,
+                             const cc_image_stats *stats);
+/* Adds from's image and statistics into into and empties from. */
+void cc__interpolator_move(cc_interpolator *into, cc_interpolator *from);
 
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
@@ -398,6 +393,16 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                      const struct cc__frames *frames, const uint64_t *numbers,
                      uint64_t first_number, size_t n_frames,
                      cc_clusters *out, char *message);
+
+/* From now on images the photons of every batch on the GPU with map
+ * (tables and window copied to the device), into an image kept there;
+ * NULL stops and frees it. */
+int cc__cuda_set_image(struct cc__cuda *cuda, const struct cc__image_map *map,
+                       char *message);
+/* Copies the GPU's image (one uint64 a bin) and statistics out and empties
+ * them. */
+int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
+                        cc_image_stats *stats, char *message);
 
 /* How the CUDA backend tiles frames, for tests that vary it: 0 keeps the
  * backend's choice. */

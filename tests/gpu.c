@@ -4,7 +4,7 @@
  * clusters of every frame and the pedestal after every batch, in both
  * precisions, for 1 to 8 streams, several launch shapes and frames a
  * launch, batch sizes from 1 to 100 and frame sizes that are and are not
- * multiples of a tile.
+ * multiples of a tile; the bad-pixel mask and the interpolated image.
  * Exits 77 (Automake's SKIP) with the reason when no GPU answers.
  * CC_GPU_TEST_FRAMES shortens the runs (for compute-sanitizer).
  */
@@ -278,6 +278,106 @@ START_TEST(identical_with_mask)
 }
 END_TEST
 
+/* The image a CUDA finder makes on the GPU is the CPU finder's, byte for
+ * byte, with the same statistics: eta2, eta2full and eta3 at 3x3 and 9x9
+ * (loop), on 1 to 4 streams, over batches of 1 to 100 frames, one of
+ * them retaken halfway; at 6,000 photons a frame the first batches
+ * outgrow the GPU's cluster arrays and run again, which must not image
+ * their photons twice. */
+START_TEST(identical_images)
+{
+    static const uint32_t streams[GPUS] = {1, 2, 4, 3};
+    static const uint32_t batches[] = {100, 1, 3, 32, 64, 7};
+    const cc_eta_function function = (cc_eta_function)(_i % 3);
+    const uint32_t side = _i < 3 ? 3 : 9;
+    struct pool pool = make_pool(400, 400, _i % 2 ? 6000 : 2330);
+    cc_config config = test_config(pool.rows, pool.cols);
+    config.cluster_size_x = config.cluster_size_y = side;
+    config.pedestal_frames = DARK;
+    config.threads = 0;
+    cc_finder *cpu = trained_finder(&pool, config, NULL);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    /* The calibration is of a finder of its own, so that the finders
+     * compared start imaging from their first batch. */
+    cc_finder *flat = trained_finder(&pool, config, NULL);
+    const cc_energy_window window = {CC_ENERGY_SUM2X2, 650, 1000};
+    char message[CC_MESSAGE_SIZE];
+    cc_eta_calibration *calibration;
+    ck_assert_int_eq(cc_eta_calibration_new(&calibration, function, 100,
+                                            &window, message),
+                     CC_OK);
+    ck_assert_int_eq(cc_finder_process(flat, pool.frames, NULL, 32, clusters),
+                     CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_add(calibration, clusters), CC_OK);
+    cc_finder_destroy(flat);
+    cc_interpolator *want, *got[GPUS];
+    ck_assert_int_eq(cc_interpolator_new(&want, calibration, &window, 400, 400,
+                                         5, message),
+                     CC_OK);
+    for (int g = 0; g < GPUS; g++)
+        ck_assert_int_eq(cc_interpolator_new(&got[g], calibration, &window,
+                                             400, 400, 5, message),
+                         CC_OK);
+    cc_finder *gpu[GPUS];
+    config.backend = CC_BACKEND_CUDA;
+    for (int g = 0; g < GPUS; g++) {
+        config.streams = streams[g];
+        gpu[g] = trained_finder(&pool, config, NULL);
+        ck_assert_int_eq(cc_finder_set_interpolator(gpu[g], want), CC_OK);
+    }
+    ck_assert_int_eq(cc_finder_set_interpolator(cpu, want), CC_OK);
+    uint32_t n_frames = frames_to_run(600), done = 0;
+    for (size_t b = 0; done < n_frames; b++) {
+        uint32_t n = batches[b % 6] < n_frames - done ? batches[b % 6]
+                                                       : n_frames - done;
+        n = n < POOL ? n : POOL;
+        const uint16_t *frames = pool.frames + ((done * 7) % (POOL - n + 1)) *
+                                                   pool.pixels;
+        ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, clusters),
+                         CC_OK);
+        for (int g = 0; g < GPUS; g++) {
+            int rc = cc_finder_process(gpu[g], frames, NULL, n, clusters);
+            ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu[g]));
+        }
+        if (b == 3) /* taking in the middle loses and doubles nothing */
+            for (int g = 0; g < GPUS; g++)
+                ck_assert_int_eq(cc_finder_take_image(gpu[g], got[g]), CC_OK);
+        done += n;
+    }
+    ck_assert_int_eq(cc_finder_take_image(cpu, want), CC_OK);
+    cc_image_stats a;
+    cc_interpolator_stats(want, &a);
+    ck_assert_uint_gt(a.photons, 0);
+    for (int g = 0; g < GPUS; g++) {
+        ck_assert_int_eq(cc_finder_take_image(gpu[g], got[g]), CC_OK);
+        cc_image_stats b;
+        cc_interpolator_stats(got[g], &b);
+        ck_assert_uint_eq(b.photons, a.photons);
+        ck_assert_uint_eq(b.uninterpolable, a.uninterpolable);
+        ck_assert_uint_eq(b.clipped, a.clipped);
+        ck_assert_uint_eq(b.outside, a.outside);
+        ck_assert_mem_eq(cc_interpolator_image(got[g]),
+                         cc_interpolator_image(want),
+                         2000 * 2000 * sizeof(uint32_t));
+        cc_interpolator_destroy(got[g]);
+    }
+    static const char *const names[] = {"eta2", "eta2full", "eta3"};
+    printf("  %s %ux%u: %u frames, %llu photons imaged (%llu "
+           "uninterpolable), image identical on CPU and GPU\n",
+           names[function], side, side, n_frames,
+           (unsigned long long)a.photons,
+           (unsigned long long)a.uninterpolable);
+    for (int g = 0; g < GPUS; g++)
+        cc_finder_destroy(gpu[g]);
+    cc_finder_destroy(cpu);
+    cc_interpolator_destroy(want);
+    cc_eta_calibration_destroy(calibration);
+    cc_clusters_destroy(clusters);
+    free_pool(&pool);
+}
+END_TEST
+
 /* A pedestal saved from the GPU and loaded on the CPU (and the other way)
  * continues with identical output. */
 START_TEST(pedestal_moves_between_backends)
@@ -426,11 +526,13 @@ int main(void)
     tcase_add_loop_test(cap, identical_under_cap, 0, 2);
     TCase *masked = tcase_create("masked");
     tcase_add_loop_test(masked, identical_with_mask, 0, 4);
+    TCase *images = tcase_create("images");
+    tcase_add_loop_test(images, identical_images, 0, 6);
     TCase *moves = tcase_create("moves");
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);
     tcase_add_test(moves, list_of_separate_buffers);
-    TCase *cases[] = {full, odd, cap, masked, moves};
+    TCase *cases[] = {full, odd, cap, masked, images, moves};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tcase_set_timeout(cases[i], 3600);
         suite_add_tcase(suite, cases[i]);

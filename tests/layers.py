@@ -9,7 +9,8 @@ source:
 - clusterCore includes only its own files, config.h and system headers,
   never an EPICS, asyn or areaDetector header;
 - within clusterCore a concern's folder includes only its own files and
-  the core's shared headers (clustercore.h, internal.h); the CUDA
+  the core's shared headers (clustercore.h, internal.h and the
+  per-cluster formulas, cluster_arithmetic.h); the CUDA
   kernels may include the finder's per-pixel formulas, which they share;
 - the plugin, the frame source and the programs of tools/ and examples/
   use the public header only (clusterbench also reaches a tuning knob
@@ -25,7 +26,7 @@ top = sys.argv[1]
 include = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 epics = re.compile(r"^(epics|asyn|ND|AD[A-Z]|iocsh|db[A-Z]|dbAccess|registry|"
                    r"errlog|cantProceed|ellLib|alarm|recGbl|shareLib|osi)")
-shared_core = {"clustercore.h", "internal.h", "config.h"}
+shared_core = {"clustercore.h", "internal.h", "cluster_arithmetic.h", "config.h"}
 public_only = {"NDPluginClusterCUDA", "moenchSource", "tools", "examples"}
 internal_allowed = {"tools/clusterbench.c"}
 # The CUDA kernels share the CPU's per-pixel formulas (one file, so that

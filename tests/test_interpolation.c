@@ -86,6 +86,20 @@ START_TEST(calibration_bins)
     cc_clusters_destroy(clusters);
     cc_eta_calibration_destroy(calibration);
 
+    /* ηx = 29/100 = 0.29 is exactly the lower edge 0 + 29 * 0.01 of bin
+     * 29, where (0.29 - 0) / 1 * 100 rounds to just below 29. */
+    static const int32_t on_edge[9] = {0, 0, 0, 0, 71, 29, 0, 50, 0};
+    ck_assert(0.0 + 29.0 * (1.0 / 100.0) == 29.0 / 100.0);
+    calibration = new_calibration(CC_ETA2, 100, NULL);
+    clusters = list_of(1, (const int32_t *const[]){on_edge});
+    ck_assert_int_eq(cc_eta_calibration_add(calibration, clusters), CC_OK);
+    uint64_t in_row = 0;
+    for (int iy = 0; iy < 100; iy++)
+        in_row += cc_eta_calibration_counts(calibration)[29 * 100 + iy];
+    ck_assert_uint_eq(in_row, 1);
+    cc_clusters_destroy(clusters);
+    cc_eta_calibration_destroy(calibration);
+
     char message[CC_MESSAGE_SIZE];
     ck_assert_int_eq(cc_eta_calibration_new(&calibration, CC_ETA2, 0, NULL,
                                             message),
@@ -521,6 +535,89 @@ START_TEST(positions_against_truth)
 }
 END_TEST
 
+/* A finder with an interpolator images every batch it processes exactly
+ * as the interpolator would image the clusters it returns; the image
+ * follows the finder through settings; bad calls change nothing. */
+START_TEST(finder_images_while_finding)
+{
+    const cc_energy_window window = {CC_ENERGY_SUM2X2, 650, 1000};
+    cc_eta_calibration *calibration = new_calibration(CC_ETA2, 20, &window);
+    cc_clusters *flat = simulated_clusters(21, 300, 3, NULL);
+    ck_assert_int_eq(cc_eta_calibration_add(calibration, flat), CC_OK);
+    cc_interpolator *map = new_interpolator(calibration, &window, SIDE, SIDE,
+                                            4);
+    cc_interpolator *want = new_interpolator(calibration, &window, SIDE,
+                                             SIDE, 4);
+    cc_interpolator *got = new_interpolator(calibration, &window, SIDE, SIDE,
+                                            4);
+    cc_interpolator *other = new_interpolator(calibration, &window, SIDE,
+                                              SIDE, 5);
+    cc_eta_calibration_destroy(calibration);
+    cc_clusters_destroy(flat);
+
+    cc_simulator_config model = test_simulator_config(SIDE, SIDE, 22, FLUX);
+    cc_simulator *simulator = test_simulator(&model);
+    size_t pixels = (size_t)SIDE * SIDE;
+    uint16_t *frames = malloc(200 * pixels * sizeof *frames);
+    ck_assert_ptr_nonnull(frames);
+    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, frames),
+                     CC_OK);
+    cc_config config = test_config(SIDE, SIDE);
+    config.pedestal_frames = DARK;
+    config.threads = 2;
+    cc_finder *finder = test_finder(&config);
+    ck_assert_int_eq(cc_finder_train(finder, frames, DARK), CC_OK);
+    ck_assert_int_eq(cc_simulator_frames(simulator, DARK, 200, frames, NULL),
+                     CC_OK);
+    cc_simulator_destroy(simulator);
+
+    ck_assert_int_eq(cc_finder_take_image(finder, got), CC_ESTATE);
+    ck_assert_int_eq(cc_finder_set_interpolator(finder, map), CC_OK);
+    cc_interpolator_destroy(map); /* the finder keeps its own copy */
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    static const uint32_t batches[] = {1, 7, 32, 60, 100};
+    uint32_t done = 0;
+    for (size_t b = 0; done < 200; b++) {
+        uint32_t n = batches[b % 5] < 200 - done ? batches[b % 5] : 200 - done;
+        ck_assert_int_eq(cc_finder_process(finder, frames + done * pixels,
+                                           NULL, n, clusters),
+                         CC_OK);
+        ck_assert_int_eq(cc_interpolator_add(want, clusters), CC_OK);
+        done += n;
+        if (b == 2) { /* a setting that keeps the pedestal keeps imaging */
+            config.nsigma = 5.5;
+            ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
+        }
+    }
+    ck_assert_int_eq(cc_finder_take_image(finder, other), CC_EMISMATCH);
+    ck_assert_int_eq(cc_finder_take_image(finder, got), CC_OK);
+    cc_image_stats a, b;
+    cc_interpolator_stats(want, &a);
+    cc_interpolator_stats(got, &b);
+    ck_assert_uint_gt(a.photons, 5000);
+    ck_assert_mem_eq(&a, &b, sizeof a);
+    ck_assert_mem_eq(cc_interpolator_image(want), cc_interpolator_image(got),
+                     pixels * 16 * sizeof(uint32_t));
+    /* Taken: the finder's image starts again from empty. */
+    ck_assert_int_eq(cc_finder_take_image(finder, got), CC_OK);
+    cc_interpolator_stats(got, &b);
+    ck_assert_mem_eq(&a, &b, sizeof a);
+
+    config.cols = SIDE / 2;
+    ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_ESTATE);
+    ck_assert_int_eq(cc_finder_set_interpolator(finder, NULL), CC_OK);
+    ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
+    ck_assert_int_eq(cc_finder_set_interpolator(finder, got), CC_EMISMATCH);
+    cc_clusters_destroy(clusters);
+    cc_finder_destroy(finder);
+    cc_interpolator_destroy(want);
+    cc_interpolator_destroy(got);
+    cc_interpolator_destroy(other);
+    free(frames);
+}
+END_TEST
+
 Suite *suite_interpolation(void)
 {
     Suite *suite = suite_create("interpolation");
@@ -538,6 +635,7 @@ Suite *suite_interpolation(void)
     TCase *truth = tcase_create("truth");
     tcase_set_timeout(truth, 120);
     tcase_add_loop_test(truth, positions_against_truth, 0, 6);
+    tcase_add_test(truth, finder_images_while_finding);
     suite_add_tcase(suite, truth);
     return suite;
 }

@@ -42,6 +42,7 @@ struct options {
     char backends[64], inputs[64];
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
     bool accumulators; /* also time the spectrum and the hit map */
+    bool image;        /* the finder images as it finds (--image) */
 };
 
 /* Frames in the kinds of memory a caller may hand over. */
@@ -74,6 +75,9 @@ static void usage(FILE *out)
             "  --seconds S       length of one timed run (default 1)\n"
             "  --repeats N       timed runs per figure, median reported (default 5)\n"
             "  --precision float|double (default float)\n"
+            "  --image           the finder also images what it finds: Cu Ka\n"
+            "                    window of sum2x2, eta2, 5 x 5 sub-pixels; each\n"
+            "                    timed run ends by taking the image\n"
             "  --accumulators    also time what a plugin does with the\n"
             "                    clusters: cc_spectrum_add (sum, 400 bins on\n"
             "                    [0, 2000)) and cc_hitmap_add, per frame\n"
@@ -195,6 +199,32 @@ static int process_batch(cc_finder *finder, const struct workload *work,
                              run->batch, clusters);
 }
 
+static int add_to_image(void *interpolator, const cc_clusters *clusters)
+{
+    return cc_interpolator_add(interpolator, clusters);
+}
+
+/* The interpolator of --accumulators: eta2 on a map of the workload's own
+ * photons in the Cu Ka window of sum2x2, 5 x 5 sub-pixels, as a beamline
+ * would image. */
+static int make_interpolator(const struct options *options,
+                             const cc_clusters *clusters,
+                             cc_interpolator **interpolator)
+{
+    const cc_energy_window window = {CC_ENERGY_SUM2X2, 650, 1000};
+    cc_eta_calibration *calibration;
+    char message[CC_MESSAGE_SIZE];
+    int rc = cc_eta_calibration_new(&calibration, CC_ETA2, 100, &window,
+                                    message);
+    if (rc == CC_OK)
+        rc = cc_eta_calibration_add(calibration, clusters);
+    if (rc == CC_OK)
+        rc = cc_interpolator_new(interpolator, calibration, &window,
+                                 options->rows, options->cols, 5, message);
+    cc_eta_calibration_destroy(calibration);
+    return rc;
+}
+
 /* Measures one configuration; prints a table row and returns the median
  * frames per second (negative on failure). */
 static double bench_one(const struct options *options, struct workload *work,
@@ -238,6 +268,16 @@ static double bench_one(const struct options *options, struct workload *work,
     /* One untimed pass sizes the cluster lists and touches every page. */
     for (uint32_t b = 0; b < batches; b++)
         process_batch(finder, work, run, frames, pixels, b, clusters);
+    /* --image: a map of the last batch's photons, and an image to take
+     * the finder's into. */
+    cc_interpolator *image = NULL;
+    if (options->image &&
+        (make_interpolator(options, clusters, &image) != CC_OK ||
+         cc_finder_set_interpolator(finder, image) != CC_OK)) {
+        fprintf(stderr, "clusterbench: imaging: %s\n",
+                cc_finder_last_error(finder));
+        return -1;
+    }
 
     double *rates = calloc(options->repeats, sizeof *rates);
     uint64_t frames_done = 0, clusters_found = 0;
@@ -258,18 +298,24 @@ static double bench_one(const struct options *options, struct workload *work,
             done += (uint64_t)batches * run->batch;
             elapsed = now() - start;
         }
+        if (image != NULL && cc_finder_take_image(finder, image) != CC_OK) {
+            fprintf(stderr, "clusterbench: %s\n", cc_finder_last_error(finder));
+            return -1;
+        }
+        elapsed = now() - start;
         rates[r] = (double)done / elapsed;
         frames_done += done;
     }
     faults = minor_faults() - faults;
     qsort(rates, options->repeats, sizeof *rates, compare_doubles);
     double median = rates[options->repeats / 2];
-    char parallel[32];
+    char parallel[48];
     if (run->backend == CC_BACKEND_CUDA)
-        snprintf(parallel, sizeof parallel, "%u streams", run->streams);
+        snprintf(parallel, sizeof parallel, "%u streams%s", run->streams,
+                 image != NULL ? ", imaging" : "");
     else
-        snprintf(parallel, sizeof parallel, "%u threads",
-                 cc_finder_threads(finder));
+        snprintf(parallel, sizeof parallel, "%u threads%s",
+                 cc_finder_threads(finder), image != NULL ? ", imaging" : "");
     printf("| %s | %s | %ux%u | %s | %s | %u | %.0f | %.0f | %.0f | %.2f | "
            "%.1f | %ld |\n",
            run->backend == CC_BACKEND_CUDA ? "cuda" : "cpu",
@@ -280,6 +326,7 @@ static double bench_one(const struct options *options, struct workload *work,
            (double)clusters_found / (double)frames_done, faults);
     fflush(stdout);
     free(rates);
+    cc_interpolator_destroy(image);
     cc_clusters_destroy(clusters);
     cc_finder_destroy(finder);
     return median;
@@ -340,6 +387,7 @@ static int bench_accumulators(const struct options *options,
     cc_clusters *clusters = NULL;
     cc_spectrum *spectrum = NULL;
     cc_hitmap *hitmap = NULL;
+    cc_interpolator *interpolator = NULL;
     int rc = cc_finder_new(&finder, &config, message);
     if (rc == CC_OK)
         rc = cc_clusters_new(&clusters);
@@ -352,21 +400,26 @@ static int bench_accumulators(const struct options *options,
         rc = cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 400, 0, 2000);
     if (rc == CC_OK)
         rc = cc_hitmap_new(&hitmap, options->rows, options->cols);
+    if (rc == CC_OK)
+        rc = make_interpolator(options, clusters, &interpolator);
     if (rc != CC_OK) {
         fprintf(stderr, "clusterbench: accumulators: %s\n", cc_strerror(rc));
     } else {
         double per_frame = (double)cc_clusters_total(clusters) /
                            (double)cc_clusters_frame_count(clusters);
-        const char *names[2] = {"spectrum", "hit map"};
-        double rates[2] = {
+        const char *names[3] = {"spectrum", "hit map",
+                                "image (window, eta2, 5x5)"};
+        double rates[3] = {
             time_accumulator(options, add_to_spectrum, spectrum, clusters),
-            time_accumulator(options, add_to_hitmap, hitmap, clusters)};
-        for (int a = 0; a < 2; a++)
+            time_accumulator(options, add_to_hitmap, hitmap, clusters),
+            time_accumulator(options, add_to_image, interpolator, clusters)};
+        for (int a = 0; a < 3; a++)
             printf("| %s | %ux%u | %.1f | %.0f | %.2f | %.2f |\n", names[a],
                    nx, ny, per_frame, rates[a], 1e6 / rates[a],
                    1e9 / rates[a] / per_frame);
     }
     cc_hitmap_destroy(hitmap);
+    cc_interpolator_destroy(interpolator);
     cc_spectrum_destroy(spectrum);
     cc_clusters_destroy(clusters);
     cc_finder_destroy(finder);
@@ -421,6 +474,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"precision", required_argument, NULL, 'P'},
         {"cuda-shape", required_argument, NULL, 'G'},
         {"accumulators", no_argument, NULL, 'A'},
+        {"image", no_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt;
@@ -461,6 +515,7 @@ static int parse_options(int argc, char **argv, struct options *options)
             }
             break;
         case 'A': options->accumulators = true; break;
+        case 'M': options->image = true; break;
         case 'h': usage(stdout); exit(EXIT_SUCCESS);
         default: usage(stderr); return -1;
         }

@@ -83,22 +83,24 @@ int cc_eta_calibration_add_frame(cc_eta_calibration *calibration,
         return CC_EINVAL;
     cc_eta_calibration_info *info = &calibration->info;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
+    /* As the interpolator computes it, so that both bin alike. */
+    const double width = (info->high - info->low) / (double)info->bins;
     for (uint32_t i = 0; i < frame->count; i++) {
         const int32_t *values = frame->values + i * cells;
         if (info->windowed &&
-            !cc__window_contains(&info->window, frame->size_x, frame->size_y,
+            !cluster_in_window(&info->window, frame->size_x, frame->size_y,
                                  values)) {
             info->outside++;
             continue;
         }
-        cc_eta_value eta = cc__eta_of(info->function, info->low, info->high,
+        cc_eta_value eta = cluster_eta(info->function, info->low, info->high,
                                       frame->size_x, frame->size_y, values);
         if (!eta.valid) {
             info->uninterpolable++;
             continue;
         }
-        uint32_t ix = cc__eta_bin(eta.x, info->low, info->high, info->bins);
-        uint32_t iy = cc__eta_bin(eta.y, info->low, info->high, info->bins);
+        uint32_t ix = eta_bin(eta.x, info->low, width, info->bins);
+        uint32_t iy = eta_bin(eta.y, info->low, width, info->bins);
         calibration->counts[(size_t)ix * info->bins + iy]++;
         info->photons++;
     }

@@ -49,7 +49,7 @@ static int add_centres(cc_hitmap *hitmap, const uint16_t *x,
     const size_t cells = (size_t)size_x * size_y;
     for (size_t i = 0; i < n; i++) {
         if (hitmap->windowed &&
-            !cc__window_contains(&hitmap->window, size_x, size_y,
+            !cluster_in_window(&hitmap->window, size_x, size_y,
                                  values + i * cells)) {
             hitmap->outside++;
             continue;

@@ -14,15 +14,9 @@
 #include "internal.h"
 
 struct cc_interpolator {
-    cc_eta_function function;
-    double low, high, width; /* the η range and one bin's width */
-    uint32_t bins;
-    bool windowed;
-    cc_energy_window window;
-    uint32_t rows, cols, subpixels;
-    double *fx, *fy; /* the CDFs at bin ix's (iy's) upper edge, [ix][iy] */
-    uint8_t *row_empty;    /* [iy]: H[.][iy] holds nothing: ux is identity */
-    uint8_t *column_empty; /* [ix]: H[ix][.] holds nothing: uy is identity */
+    struct cc__image_map map; /* its tables are the arrays below */
+    double *fx, *fy;
+    uint8_t *row_empty, *column_empty;
     cc_image_stats stats;
     uint32_t *image; /* (rows * S) x (cols * S) */
 };
@@ -91,17 +85,21 @@ int cc_interpolator_new(cc_interpolator **interpolator,
         return cc__message(message, CC_ENOMEM,
                            "no memory for an image of %zu sub-pixels", image);
     }
-    made->function = info->function;
-    made->low = info->low;
-    made->high = info->high;
-    made->bins = info->bins;
-    made->width = (info->high - info->low) / (double)info->bins;
-    made->windowed = window != NULL;
-    if (window != NULL)
-        made->window = *window;
-    made->rows = rows;
-    made->cols = cols;
-    made->subpixels = subpixels;
+    made->map = (struct cc__image_map){
+        .function = info->function,
+        .low = info->low,
+        .high = info->high,
+        .width = (info->high - info->low) / (double)info->bins,
+        .bins = info->bins,
+        .windowed = window != NULL,
+        .window = window != NULL ? *window : (cc_energy_window){0},
+        .rows = rows,
+        .cols = cols,
+        .subpixels = subpixels,
+        .fx = made->fx,
+        .fy = made->fy,
+        .row_empty = made->row_empty,
+        .column_empty = made->column_empty};
     build_cdf(calibration->counts, info->bins, true, made->fx,
               made->row_empty);
     build_cdf(calibration->counts, info->bins, false, made->fy,
@@ -122,54 +120,69 @@ void cc_interpolator_destroy(cc_interpolator *interpolator)
     free(interpolator);
 }
 
-/* u of one axis: linear in η within its bin between the CDF at the bin's
- * lower edge (f_below, 0 for the first bin) and its upper edge (f_at). */
-static double transport(const cc_interpolator *in, double eta, uint32_t bin,
-                        double f_below, double f_at, bool empty)
+const struct cc__image_map *
+cc__interpolator_map(const cc_interpolator *interpolator)
 {
-    if (empty)
-        return (eta - in->low) / (in->high - in->low);
-    double edge = in->low + (double)bin * in->width;
-    double t = (eta - edge) / in->width;
-    return f_below + t * (f_at - f_below);
+    return &interpolator->map;
 }
 
-cc_position cc__interpolator_position(const cc_interpolator *in,
-                                      uint32_t size_x, uint32_t size_y,
-                                      const int32_t *values, uint32_t cx,
-                                      uint32_t cy)
+int cc__interpolator_copy(const cc_interpolator *from, cc_interpolator **copy,
+                          char *message)
 {
-    cc_position at = {0};
-    if (in->windowed &&
-        !cc__window_contains(&in->window, size_x, size_y, values)) {
-        at.status = CC_POSITION_OUTSIDE_WINDOW;
-        return at;
+    const struct cc__image_map *map = &from->map;
+    size_t cells = (size_t)map->bins * map->bins;
+    /* An empty calibration of the same size gives every table its room;
+     * the tables are then copied over. */
+    cc_eta_calibration_info info = {.function = map->function,
+                                    .bins = map->bins,
+                                    .low = map->low,
+                                    .high = map->high};
+    cc_eta_calibration *empty = cc__eta_calibration_alloc(&info);
+    int rc = empty == NULL
+                 ? cc__message(message, CC_ENOMEM, "no memory for a map")
+                 : cc_interpolator_new(copy, empty,
+                                       map->windowed ? &map->window : NULL,
+                                       map->rows, map->cols, map->subpixels,
+                                       message);
+    cc_eta_calibration_destroy(empty);
+    if (rc != CC_OK)
+        return rc;
+    memcpy((*copy)->fx, from->fx, cells * sizeof *from->fx);
+    memcpy((*copy)->fy, from->fy, cells * sizeof *from->fy);
+    memcpy((*copy)->row_empty, from->row_empty, map->bins);
+    memcpy((*copy)->column_empty, from->column_empty, map->bins);
+    return CC_OK;
+}
+
+bool cc__interpolator_same_image(const cc_interpolator *a,
+                                 const cc_interpolator *b)
+{
+    return a->map.rows == b->map.rows && a->map.cols == b->map.cols &&
+           a->map.subpixels == b->map.subpixels;
+}
+
+void cc__interpolator_absorb(cc_interpolator *into, const uint32_t *counts32,
+                             const uint64_t *counts64,
+                             const cc_image_stats *stats)
+{
+    const struct cc__image_map *map = &into->map;
+    size_t image = (size_t)map->rows * map->subpixels * map->cols *
+                   map->subpixels;
+    for (size_t i = 0; i < image; i++) {
+        uint64_t sum = (uint64_t)into->image[i] +
+                       (counts32 != NULL ? counts32[i] : counts64[i]);
+        into->image[i] = sum < UINT32_MAX ? (uint32_t)sum : UINT32_MAX;
     }
-    cc_eta_value eta =
-        cc__eta_of(in->function, in->low, in->high, size_x, size_y, values);
-    if (!eta.valid) {
-        at.status = CC_POSITION_UNINTERPOLABLE;
-        at.x = (double)cx + 0.5;
-        at.y = (double)cy + 0.5;
-        return at;
-    }
-    const uint32_t b = in->bins;
-    uint32_t ix = cc__eta_bin(eta.x, in->low, in->high, b);
-    uint32_t iy = cc__eta_bin(eta.y, in->low, in->high, b);
-    size_t here = (size_t)ix * b + iy;
-    double ux = transport(in, eta.x, ix, ix > 0 ? in->fx[here - b] : 0.0,
-                          in->fx[here], in->row_empty[iy]);
-    double uy = transport(in, eta.y, iy, iy > 0 ? in->fy[here - 1] : 0.0,
-                          in->fy[here], in->column_empty[ix]);
-    at.status = CC_POSITION_INTERPOLATED;
-    if (in->function == CC_ETA3) {
-        at.x = (double)cx + ux;
-        at.y = (double)cy + uy;
-    } else {
-        at.x = (double)cx + 0.5 + (double)eta.dx + ux;
-        at.y = (double)cy + 0.5 + (double)eta.dy + uy;
-    }
-    return at;
+    into->stats.photons += stats->photons;
+    into->stats.uninterpolable += stats->uninterpolable;
+    into->stats.clipped += stats->clipped;
+    into->stats.outside += stats->outside;
+}
+
+void cc__interpolator_move(cc_interpolator *into, cc_interpolator *from)
+{
+    cc__interpolator_absorb(into, from->image, NULL, &from->stats);
+    cc_interpolator_reset(from);
 }
 
 static bool frame_valid(const cc_frame_clusters *frame)
@@ -190,26 +203,10 @@ int cc_interpolator_positions(const cc_interpolator *interpolator,
         return CC_EINVAL;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
     for (uint32_t i = 0; i < frame->count; i++)
-        positions[i] = cc__interpolator_position(
-            interpolator, frame->size_x, frame->size_y,
+        positions[i] = cluster_position(
+            &interpolator->map, frame->size_x, frame->size_y,
             frame->values + i * cells, frame->x[i], frame->y[i]);
     return CC_OK;
-}
-
-/* floor(v * S) clipped to [0, limit); *clipped set when it had to be. */
-static size_t subpixel(double v, uint32_t subpixels, size_t limit,
-                       bool *clipped)
-{
-    double scaled = floor(v * (double)subpixels);
-    if (!(scaled >= 0)) {
-        *clipped = true;
-        return 0;
-    }
-    if (scaled >= (double)limit) {
-        *clipped = true;
-        return limit - 1;
-    }
-    return (size_t)scaled;
 }
 
 int cc_interpolator_add_frame(cc_interpolator *interpolator,
@@ -217,28 +214,25 @@ int cc_interpolator_add_frame(cc_interpolator *interpolator,
 {
     if (interpolator == NULL || !frame_valid(frame))
         return CC_EINVAL;
-    cc_interpolator *in = interpolator;
+    const struct cc__image_map *map = &interpolator->map;
     for (uint32_t i = 0; i < frame->count; i++)
-        if (frame->x[i] >= in->cols || frame->y[i] >= in->rows)
+        if (frame->x[i] >= map->cols || frame->y[i] >= map->rows)
             return CC_EINVAL;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
-    const size_t width = (size_t)in->cols * in->subpixels;
-    const size_t height = (size_t)in->rows * in->subpixels;
+    cc_image_stats *stats = &interpolator->stats;
     for (uint32_t i = 0; i < frame->count; i++) {
-        cc_position at = cc__interpolator_position(
-            in, frame->size_x, frame->size_y, frame->values + i * cells,
-            frame->x[i], frame->y[i]);
+        cc_position at = cluster_position(map, frame->size_x, frame->size_y,
+                                          frame->values + i * cells,
+                                          frame->x[i], frame->y[i]);
         if (at.status == CC_POSITION_OUTSIDE_WINDOW) {
-            in->stats.outside++;
+            stats->outside++;
             continue;
         }
         bool clipped = false;
-        size_t row = subpixel(at.y, in->subpixels, height, &clipped);
-        size_t col = subpixel(at.x, in->subpixels, width, &clipped);
-        in->stats.photons++;
-        in->stats.uninterpolable += at.status == CC_POSITION_UNINTERPOLABLE;
-        in->stats.clipped += clipped;
-        uint32_t *count = &in->image[row * width + col];
+        uint32_t *count = &interpolator->image[image_bin(map, at, &clipped)];
+        stats->photons++;
+        stats->uninterpolable += at.status == CC_POSITION_UNINTERPOLABLE;
+        stats->clipped += clipped;
         if (*count < UINT32_MAX)
             (*count)++;
     }
@@ -251,8 +245,8 @@ int cc_interpolator_add(cc_interpolator *interpolator,
     if (interpolator == NULL || clusters == NULL)
         return CC_EINVAL;
     for (size_t i = 0; i < clusters->n_clusters; i++)
-        if (clusters->x[i] >= interpolator->cols ||
-            clusters->y[i] >= interpolator->rows)
+        if (clusters->x[i] >= interpolator->map.cols ||
+            clusters->y[i] >= interpolator->map.rows)
             return CC_EINVAL;
     for (size_t k = 0; k < cc_clusters_frame_count(clusters); k++) {
         cc_frame_clusters frame;
@@ -270,8 +264,8 @@ void cc_interpolator_reset(cc_interpolator *interpolator)
     if (interpolator == NULL)
         return;
     memset(interpolator->image, 0,
-           (size_t)interpolator->rows * interpolator->subpixels *
-               interpolator->cols * interpolator->subpixels *
+           (size_t)interpolator->map.rows * interpolator->map.subpixels *
+               interpolator->map.cols * interpolator->map.subpixels *
                sizeof *interpolator->image);
     interpolator->stats = (cc_image_stats){0};
 }
@@ -295,9 +289,9 @@ int cc_interpolator_flatness(const cc_interpolator *interpolator,
 {
     if (interpolator == NULL || chi2_per_dof == NULL)
         return CC_EINVAL;
-    const uint32_t s = interpolator->subpixels;
-    const size_t width = (size_t)interpolator->cols * s;
-    const size_t height = (size_t)interpolator->rows * s;
+    const uint32_t s = interpolator->map.subpixels;
+    const size_t width = (size_t)interpolator->map.cols * s;
+    const size_t height = (size_t)interpolator->map.rows * s;
     uint64_t folded[CC_SUBPIXELS_MAX * CC_SUBPIXELS_MAX] = {0};
     uint64_t total = 0;
     for (size_t row = 0; row < height; row++)
@@ -324,8 +318,8 @@ int cc_interpolator_write_npy(const cc_interpolator *interpolator,
         return cc__message(message, CC_EINVAL,
                            "interpolator and path are needed");
     const uint64_t shape[2] = {
-        (uint64_t)interpolator->rows * interpolator->subpixels,
-        (uint64_t)interpolator->cols * interpolator->subpixels};
+        (uint64_t)interpolator->map.rows * interpolator->map.subpixels,
+        (uint64_t)interpolator->map.cols * interpolator->map.subpixels};
     return cc__npy_write(path, "'<u4'", 2, shape, interpolator->image,
                          shape[0] * shape[1] * sizeof(uint32_t), message);
 }

@@ -88,7 +88,7 @@ static void add_values(cc_spectrum *spectrum, uint32_t size_x,
 {
     size_t cells = (size_t)size_x * size_y;
     for (size_t i = 0; i < n; i++) {
-        int64_t energy = cc__cluster_energy(spectrum->energy, size_x, size_y,
+        int64_t energy = cluster_energy(spectrum->energy, size_x, size_y,
                                             values + i * cells);
         /* Unsigned, so that energies below `first` wrap out of range. */
         uint64_t offset = (uint64_t)energy - (uint64_t)spectrum->first;

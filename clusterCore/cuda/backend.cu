@@ -49,6 +49,17 @@ struct fixed_planes {
     uint8_t *mask;      /* docs/spec.md §7.1, 0 = good */
 };
 
+/* The interpolated image the GPU keeps (docs/spec.md §7.7). */
+struct device_imaging {
+    cc__image_map map;             /* its tables point at the arrays below */
+    double *fx, *fy;
+    uint8_t *row_empty, *column_empty;
+    unsigned long long *counts;    /* one a bin of the image */
+    size_t bins;
+    unsigned long long *stats;     /* photons, uninterpolable, clipped,
+                                      outside */
+};
+
 struct cc__cuda {
     int device;
     cc_precision precision;
@@ -68,11 +79,19 @@ struct cc__cuda {
     size_t cells;        /* values a cluster */
     size_t slot_clusters; /* clusters each slot's arrays hold */
     uint64_t *chunk_totals; /* page-locked: clusters per chunk of a batch */
+    uint64_t *device_totals; /* the same on the device, for the image
+                                kernel (a host read a block cost more
+                                than the kernel's work) */
     size_t totals_capacity;
     uint32_t *stored, *dropped; /* page-locked: per frame of a batch */
     size_t frames_capacity;
     bool dirty; /* a failed batch may have left bitmaps or counts set */
+    struct device_imaging *imaging; /* NULL: no imaging */
+    uint8_t *chunk_imaged; /* per chunk of a batch: its photons are in the
+                              image (a batch run again skips them) */
 };
+
+static void free_imaging(struct device_imaging *imaging);
 
 /* Records a CUDA failure in message and returns CC_EDEVICE. */
 static int cuda_failure(char *message, const char *what, cudaError_t error)
@@ -145,6 +164,9 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
         for (int f = 0; f < 2; f++)
             cudaFree(cuda->state[b][f]);
     cudaFreeHost(cuda->chunk_totals);
+    free_imaging(cuda->imaging);
+    free(cuda->chunk_imaged);
+    cudaFree(cuda->device_totals);
     cudaFreeHost(cuda->stored);
     cudaFreeHost(cuda->dropped);
     free(cuda);
@@ -459,6 +481,15 @@ static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
                             message);
         if (rc != CC_OK)
             return rc;
+        cudaFree(cuda->device_totals);
+        cuda->device_totals = NULL;
+        CUDA_TRY(cudaMalloc(&cuda->device_totals, capacity * 8),
+                 "allocating per-batch counts");
+        uint8_t *imaged = (uint8_t *)realloc(cuda->chunk_imaged, capacity);
+        if (imaged == NULL)
+            return cc__message(message, CC_ENOMEM,
+                               "no memory for %zu chunks", capacity);
+        cuda->chunk_imaged = imaged;
         cuda->totals_capacity = capacity;
     }
     return CC_OK;
@@ -474,6 +505,7 @@ struct batch {
     size_t launches;      /* decide launches enqueued so far */
     size_t placed;        /* clusters copied (or on their way) into out */
     size_t slot_clusters; /* a slot's arrays need this many (0: they did) */
+    uint32_t size_x, size_y;
 };
 
 /* The state buffer decide launch `launch` of a batch writes: the two
@@ -571,6 +603,7 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
     output.stored = cuda->stored;
     output.dropped = cuda->dropped;
     output.total = cuda->chunk_totals + chunk;
+    output.device_total = cuda->device_totals + chunk;
     CUDA_TRY(cc__launch_extract<T>(batch->geometry, (uint32_t)count,
                                    slot->bitmaps, (const T *)slot->v_planes,
                                    slot->counts, batch->max_clusters, output,
@@ -580,6 +613,24 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
              "clearing counts");
     CUDA_TRY(cudaEventRecord(slot->extracted, cuda->output),
              "recording the extraction");
+    return CC_OK;
+}
+
+/* Images a chunk's photons after its extraction, unless an earlier run
+ * of the batch did. */
+static int enqueue_image(struct cc__cuda *cuda, struct slot *slot,
+                         const struct batch *batch, size_t chunk,
+                         char *message)
+{
+    if (cuda->imaging == NULL || cuda->chunk_imaged[chunk])
+        return CC_OK;
+    CUDA_TRY(cc__launch_image(cuda->imaging->map, batch->size_x,
+                              batch->size_y, slot->cluster_x, slot->cluster_y,
+                              slot->cluster_values,
+                              cuda->device_totals + chunk,
+                              slot->cluster_capacity, cuda->imaging->counts,
+                              cuda->imaging->stats, cuda->output),
+             "launching the image kernel");
     return CC_OK;
 }
 
@@ -601,6 +652,8 @@ static int download_chunk(struct cc__cuda *cuda, struct batch *batch,
     struct slot *slot = &cuda->slots[chunk % cuda->n_slots];
     CUDA_TRY(cudaEventSynchronize(slot->extracted), "extracting clusters");
     size_t total = (size_t)((volatile uint64_t *)cuda->chunk_totals)[chunk];
+    if (total <= slot->cluster_capacity)
+        cuda->chunk_imaged[chunk] = 1; /* (when imaging) */
     if (total > slot->cluster_capacity && total > batch->slot_clusters)
         batch->slot_clusters = total;
     if (batch->slot_clusters != 0)
@@ -661,6 +714,8 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
         if (rc == CC_OK)
             rc = enqueue_extract<T>(cuda, slot, batch, chunk, first, count,
                                     message);
+        if (rc == CC_OK)
+            rc = enqueue_image(cuda, slot, batch, chunk, message);
         if (rc != CC_OK)
             return rc;
     }
@@ -711,6 +766,127 @@ static int first_failure(int rc, struct cc__cuda *cuda)
     return rc;
 }
 
+/* After a failed batch, part of which may be in the image: the image is
+ * emptied rather than left holding part of a batch, and message says so. */
+static int drop_image(struct cc__cuda *cuda, int rc, char *message)
+{
+    if (cuda->imaging == NULL)
+        return rc;
+    cudaDeviceSynchronize();
+    cudaMemset(cuda->imaging->counts, 0,
+               cuda->imaging->bins * sizeof(unsigned long long));
+    cudaMemset(cuda->imaging->stats, 0, 4 * sizeof(unsigned long long));
+    char failure[CC_MESSAGE_SIZE];
+    cc__message(failure, CC_OK, "%s", message);
+    return cc__message(message, rc,
+                       "%s; the photons the GPU imaged since the last take "
+                       "are dropped",
+                       failure);
+}
+
+static void free_imaging(struct device_imaging *imaging)
+{
+    if (imaging == NULL)
+        return;
+    cudaFree(imaging->fx);
+    cudaFree(imaging->fy);
+    cudaFree(imaging->row_empty);
+    cudaFree(imaging->column_empty);
+    cudaFree(imaging->counts);
+    cudaFree(imaging->stats);
+    free(imaging);
+}
+
+/* A device copy of map's tables and an empty image, or NULL. */
+static int make_imaging(const cc__image_map *map,
+                        struct device_imaging **made, char *message)
+{
+    struct device_imaging *imaging =
+        (struct device_imaging *)calloc(1, sizeof *imaging);
+    if (imaging == NULL)
+        return cc__message(message, CC_ENOMEM, "no memory for imaging");
+    *made = imaging;
+    size_t cells = (size_t)map->bins * map->bins;
+    imaging->bins = (size_t)map->rows * map->subpixels * map->cols *
+                    map->subpixels;
+    CUDA_TRY(cudaMalloc(&imaging->fx, cells * sizeof(double)),
+             "allocating the transport map");
+    CUDA_TRY(cudaMalloc(&imaging->fy, cells * sizeof(double)),
+             "allocating the transport map");
+    CUDA_TRY(cudaMalloc(&imaging->row_empty, map->bins),
+             "allocating the transport map");
+    CUDA_TRY(cudaMalloc(&imaging->column_empty, map->bins),
+             "allocating the transport map");
+    CUDA_TRY(cudaMalloc(&imaging->counts,
+                        imaging->bins * sizeof(unsigned long long)),
+             "allocating the image");
+    CUDA_TRY(cudaMalloc(&imaging->stats, 4 * sizeof(unsigned long long)),
+             "allocating the image");
+    CUDA_TRY(cudaMemcpy(imaging->fx, map->fx, cells * sizeof(double),
+                        cudaMemcpyHostToDevice),
+             "copying the transport map");
+    CUDA_TRY(cudaMemcpy(imaging->fy, map->fy, cells * sizeof(double),
+                        cudaMemcpyHostToDevice),
+             "copying the transport map");
+    CUDA_TRY(cudaMemcpy(imaging->row_empty, map->row_empty, map->bins,
+                        cudaMemcpyHostToDevice),
+             "copying the transport map");
+    CUDA_TRY(cudaMemcpy(imaging->column_empty, map->column_empty, map->bins,
+                        cudaMemcpyHostToDevice),
+             "copying the transport map");
+    CUDA_TRY(cudaMemset(imaging->counts, 0,
+                        imaging->bins * sizeof(unsigned long long)),
+             "clearing the image");
+    CUDA_TRY(cudaMemset(imaging->stats, 0, 4 * sizeof(unsigned long long)),
+             "clearing the image");
+    imaging->map = *map;
+    imaging->map.fx = imaging->fx;
+    imaging->map.fy = imaging->fy;
+    imaging->map.row_empty = imaging->row_empty;
+    imaging->map.column_empty = imaging->column_empty;
+    return CC_OK;
+}
+
+int cc__cuda_set_image(struct cc__cuda *cuda, const struct cc__image_map *map,
+                       char *message)
+{
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    struct device_imaging *made = NULL;
+    if (map != NULL) {
+        int rc = make_imaging(map, &made, message);
+        if (rc != CC_OK) { /* the imaging in force stays */
+            free_imaging(made);
+            return rc;
+        }
+    }
+    CUDA_TRY(cudaDeviceSynchronize(), "finishing the GPU's work");
+    free_imaging(cuda->imaging);
+    cuda->imaging = made;
+    return CC_OK;
+}
+
+int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
+                        cc_image_stats *stats, char *message)
+{
+    struct device_imaging *imaging = cuda->imaging;
+    unsigned long long totals[4];
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    CUDA_TRY(cudaMemcpy(counts, imaging->counts,
+                        imaging->bins * sizeof(unsigned long long),
+                        cudaMemcpyDeviceToHost),
+             "copying the image from the GPU");
+    CUDA_TRY(cudaMemcpy(totals, imaging->stats, sizeof totals,
+                        cudaMemcpyDeviceToHost),
+             "copying the image from the GPU");
+    CUDA_TRY(cudaMemset(imaging->counts, 0,
+                        imaging->bins * sizeof(unsigned long long)),
+             "clearing the image");
+    CUDA_TRY(cudaMemset(imaging->stats, 0, sizeof totals),
+             "clearing the image");
+    *stats = (cc_image_stats){totals[0], totals[1], totals[2], totals[3]};
+    return CC_OK;
+}
+
 int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                      const struct cc__frames *frames, const uint64_t *numbers,
                      uint64_t first_number, size_t n_frames, cc_clusters *out,
@@ -747,6 +923,10 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     batch.geometry.c3nsigma = cc__c3nsigma(config);
     batch.max_clusters = config->max_clusters;
     batch.out = out;
+    batch.size_x = nx;
+    batch.size_y = ny;
+    if (rc == CC_OK)
+        memset(cuda->chunk_imaged, 0, n_chunks);
     for (int attempt = 0; attempt < 2 && rc == CC_OK; attempt++) {
         rc = first_failure(cuda->precision == CC_PRECISION_DOUBLE
                                ? run_batch<double>(cuda, &batch, message)
@@ -767,7 +947,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                          "CUDA: a chunk's clusters outgrew their arrays twice");
     if (rc != CC_OK) {
         cc__clusters_clear(out, nx, ny);
-        return rc;
+        return drop_image(cuda, rc, message);
     }
     for (size_t k = 0; k < n_frames; k++) {
         rc = cc__clusters_begin_frame(out, numbers != NULL ? numbers[k]

@@ -368,7 +368,7 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
             out.stored[first_frame + f] = stored;
             out.dropped[first_frame + f] = found - stored;
             if (f == n_frames - 1)
-                *out.total = base + stored;
+                *out.total = *out.device_total = base + stored;
         }
     }
 

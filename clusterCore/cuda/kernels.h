@@ -66,6 +66,7 @@ struct cc__cluster_output {
     uint32_t *stored;   /* per frame of the batch */
     uint32_t *dropped;  /* per frame of the batch */
     uint64_t *total;    /* the chunk's stored clusters */
+    uint64_t *device_total; /* the same, in device memory */
 };
 
 /* Turns the bitmaps of frames [0, n_frames) of a chunk into clusters in
@@ -82,5 +83,18 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
                                uint32_t max_clusters,
                                const cc__cluster_output &output,
                                uint32_t first_frame, cudaStream_t stream);
+
+/* Adds the photons of a chunk's clusters (device arrays, *total of them,
+ * a device pointer; nothing when *total > capacity, the chunk having not
+ * been written) to counts, one uint64 a bin of map's image, and
+ * photons, uninterpolable, clipped and outside to stats[0..3]. map's
+ * tables are device pointers. */
+struct cc__image_map;
+cudaError_t cc__launch_image(const cc__image_map &map, uint32_t size_x,
+                             uint32_t size_y, const uint16_t *x,
+                             const uint16_t *y, const int32_t *values,
+                             const uint64_t *total, uint64_t capacity,
+                             unsigned long long *counts,
+                             unsigned long long *stats, cudaStream_t stream);
 
 #endif

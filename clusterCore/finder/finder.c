@@ -22,6 +22,9 @@ struct cc_finder {
     bool host_state_stale; /* the GPU has moved the pedestal on since the
                               host's copy in pedestal.s and s2 */
     cc_finder_stats counts; /* the fields that count work since reset */
+    cc_interpolator *imaging; /* the map, and the photons imaged on the
+                                 host since the last take; NULL: none */
+    uint64_t *gpu_image;      /* room to take the GPU's image into */
     char last_error[CC_MESSAGE_SIZE];
 };
 
@@ -112,6 +115,49 @@ static int publish_state(cc_finder *finder)
     return CC_OK;
 }
 
+/* Adds the photons the GPU imaged since the last take to the host's. */
+static int pull_gpu_image(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda == NULL || finder->imaging == NULL)
+        return CC_OK;
+    if (finder->gpu_image == NULL) {
+        const struct cc__image_map *map = cc__interpolator_map(finder->imaging);
+        size_t bins = (size_t)map->rows * map->subpixels * map->cols *
+                      map->subpixels;
+        finder->gpu_image = malloc(bins * sizeof *finder->gpu_image);
+        if (finder->gpu_image == NULL)
+            return FAIL(finder, CC_ENOMEM, "no memory for the GPU's image");
+    }
+    cc_image_stats stats;
+    int rc = cc__cuda_take_image(finder->cuda, finder->gpu_image, &stats,
+                                 finder->last_error);
+    if (rc == CC_OK)
+        cc__interpolator_absorb(finder->imaging, NULL, finder->gpu_image,
+                                &stats);
+    return rc;
+#else
+    (void)finder;
+    return CC_OK;
+#endif
+}
+
+/* Gives the imaging map (or none) to the GPU. */
+static int publish_imaging(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda != NULL)
+        return cc__cuda_set_image(
+            finder->cuda,
+            finder->imaging != NULL ? cc__interpolator_map(finder->imaging)
+                                    : NULL,
+            finder->last_error);
+#else
+    (void)finder;
+#endif
+    return CC_OK;
+}
+
 int cc_finder_new(cc_finder **result, const cc_config *config, char *message)
 {
     if (result == NULL)
@@ -153,6 +199,8 @@ void cc_finder_destroy(cc_finder *finder)
     cc__cuda_destroy(finder->cuda);
 #endif
     cc__pedestal_free(&finder->pedestal);
+    cc_interpolator_destroy(finder->imaging);
+    free(finder->gpu_image);
     free(finder);
 }
 
@@ -207,10 +255,34 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
 {
     if (finder == NULL)
         return CC_EINVAL;
+    if (finder->imaging != NULL && config != NULL &&
+        (config->rows != finder->config.rows ||
+         config->cols != finder->config.cols))
+        return FAIL(finder, CC_ESTATE,
+                    "the finder images %" PRIu32 " x %" PRIu32
+                    " pixels: take the image and set no interpolator "
+                    "before changing the frame size",
+                    finder->config.rows, finder->config.cols);
     cc_finder *next;
     int rc = cc_finder_new(&next, config, finder->last_error);
     if (rc != CC_OK)
         return rc;
+    /* The imaging moves over, with what the GPU imaged so far. */
+    if (finder->imaging != NULL) {
+        rc = pull_gpu_image(finder);
+        if (rc == CC_OK) {
+            next->imaging = finder->imaging;
+            rc = publish_imaging(next);
+            if (rc != CC_OK)
+                cc__message(finder->last_error, rc, "%s", next->last_error);
+            next->imaging = rc == CC_OK ? next->imaging : NULL;
+        }
+        if (rc != CC_OK) {
+            cc_finder_destroy(next);
+            return rc;
+        }
+        finder->imaging = NULL; /* now next's */
+    }
     if (pedestal_survives(&finder->config, config)) {
         rc = sync_host_state(finder);
         if (rc == CC_OK) {
@@ -225,6 +297,8 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
         }
         if (rc != CC_OK) {
             cc__message(finder->last_error, rc, "%s", next->last_error);
+            finder->imaging = next->imaging; /* given back */
+            next->imaging = NULL;
             cc_finder_destroy(next);
             return rc;
         }
@@ -328,6 +402,7 @@ static void fall_back_to_cpu(cc_finder *finder)
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", finder->last_error);
     bool kept = sync_host_state(finder) == CC_OK;
+    bool image_kept = pull_gpu_image(finder) == CC_OK;
     cc__cuda_destroy(finder->cuda);
     finder->cuda = NULL;
     finder->host_state_stale = false;
@@ -338,9 +413,12 @@ static void fall_back_to_cpu(cc_finder *finder)
     if (open_cpu(finder, note, finder->last_error) != CC_OK)
         return; /* last_error says why; the finder has no backend left */
     cc__message(finder->last_error, CC_EDEVICE,
-                "%s; switched to the CPU backend, %s", failure,
-                kept ? "pedestal kept"
-                     : "pedestal lost: train it again");
+                "%s; switched to the CPU backend, %s%s", failure,
+                kept ? "pedestal kept" : "pedestal lost: train it again",
+                finder->imaging == NULL || image_kept
+                    ? ""
+                    : "; the photons the GPU imaged since the last take "
+                      "are lost");
 }
 #endif
 
@@ -389,6 +467,8 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                              clusters, finder->last_error);
         if (rc != CC_OK)
             return rc;
+        if (finder->imaging != NULL) /* the centres lie in the frame */
+            cc_interpolator_add(finder->imaging, clusters);
     }
     finder->counts.frames_processed += n_frames;
     finder->counts.clusters += clusters->n_clusters;
@@ -477,6 +557,61 @@ int cc_finder_get_mask(cc_finder *finder, uint8_t *mask)
         return FAIL(finder, CC_EINVAL, "mask is NULL");
     for (size_t p = 0; p < finder->pedestal.pixels; p++)
         mask[p] = finder->pedestal.mask[p] != 0;
+    return CC_OK;
+}
+
+int cc_finder_set_interpolator(cc_finder *finder,
+                               const cc_interpolator *interpolator)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    cc_interpolator *copy = NULL;
+    if (interpolator != NULL) {
+        const struct cc__image_map *map = cc__interpolator_map(interpolator);
+        if (map->rows != finder->config.rows ||
+            map->cols != finder->config.cols)
+            return FAIL(finder, CC_EMISMATCH,
+                        "the interpolator images %" PRIu32 " x %" PRIu32
+                        " pixels; the finder's frames are %" PRIu32
+                        " x %" PRIu32,
+                        map->rows, map->cols, finder->config.rows,
+                        finder->config.cols);
+        int rc = cc__interpolator_copy(interpolator, &copy,
+                                       finder->last_error);
+        if (rc != CC_OK)
+            return rc;
+    }
+    cc_interpolator *held = finder->imaging;
+    finder->imaging = copy;
+    int rc = publish_imaging(finder);
+    if (rc != CC_OK) { /* the GPU kept the imaging it had */
+        finder->imaging = held;
+        cc_interpolator_destroy(copy);
+        return rc;
+    }
+    cc_interpolator_destroy(held);
+    free(finder->gpu_image);
+    finder->gpu_image = NULL;
+    return CC_OK;
+}
+
+int cc_finder_take_image(cc_finder *finder, cc_interpolator *into)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (into == NULL)
+        return FAIL(finder, CC_EINVAL, "into is NULL");
+    if (finder->imaging == NULL)
+        return FAIL(finder, CC_ESTATE,
+                    "the finder images nothing: set an interpolator first");
+    if (!cc__interpolator_same_image(into, finder->imaging))
+        return FAIL(finder, CC_EMISMATCH,
+                    "into makes an image of another size than the "
+                    "finder's interpolator");
+    int rc = pull_gpu_image(finder);
+    if (rc != CC_OK)
+        return rc;
+    cc__interpolator_move(into, finder->imaging);
     return CC_OK;
 }
 

@@ -40,8 +40,8 @@ static void score_position(cc_truth_score *score,
                            const cc_photon *photon)
 {
     size_t cells = (size_t)frame->size_x * frame->size_y;
-    cc_position at = cc__interpolator_position(
-        score->interpolator, frame->size_x, frame->size_y,
+    cc_position at = cluster_position(
+        cc__interpolator_map(score->interpolator), frame->size_x, frame->size_y,
         frame->values + index * cells, frame->x[index], frame->y[index]);
     if (at.status == CC_POSITION_OUTSIDE_WINDOW)
         return;
