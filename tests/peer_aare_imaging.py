@@ -46,6 +46,9 @@ What is compared, and why it must agree (aare 2026.9.30's sources):
   line:  -H[i]/T <= u_ours - u_aare <= H0/T, exactly. That is checked
   photon by photon; the sub-pixel figures are printed and bounded by the
   limits given.
+- Energies: aare's photon energy (its η's `sum`: the 2x2 window's for
+  eta2 and eta2full, the 3x3's for eta3) must be ours, clusterfind run
+  with --energy sum2x2 or sum to match.
 - The image: ours must be the sub-pixel histogram of our positions.
 """
 import ctypes
@@ -64,6 +67,7 @@ AARE_INTERPOLATE = {'eta2': 'interpolate', 'eta2full': 'interpolate_full_eta2',
 # cc_eta_value: {double x, y; int8_t dx, dy; uint8_t valid;}, 24 bytes.
 ETA_VALUE = np.dtype([('x', '<f8'), ('y', '<f8'), ('dx', 'i1'), ('dy', 'i1'),
                       ('valid', 'u1')], align=True)
+assert ETA_VALUE.itemsize == 24
 ETA_HEADER = np.dtype([('magic', 'S8'), ('version', '<u4'), ('function', '<u4'),
                        ('bins', '<u4'), ('windowed', '<u4'),
                        ('window_energy', '<u4'), ('counts_crc', '<u4'),
@@ -154,12 +158,16 @@ def aare_clusters(path, size, mine):
     return cv
 
 
+def in_range(function, theirs):
+    low, high = RANGES[function]
+    return ((theirs['x'] >= low) & (theirs['x'] <= high)
+            & (theirs['y'] >= low) & (theirs['y'] <= high))
+
+
 def predicted_valid(function, size, data, theirs):
     """Where we must find an η: aare's η in range and every denominator
     positive (spec §7.3), the denominators taken from aare's side."""
-    low, high = RANGES[function]
-    ok = ((theirs['x'] >= low) & (theirs['x'] <= high)
-          & (theirs['y'] >= low) & (theirs['y'] <= high))
+    ok = in_range(function, theirs)
     if function != 'eta2':
         # eta2full: the 2x2 window's sum; eta3: the 3x3 sum (aare's `sum`).
         return ok & (theirs['sum'].astype(np.int64) > 0)
@@ -209,12 +217,6 @@ def compare_eta(function, size, path, ours, mine):
           % (int((~(same & window) & valid).sum()),
              np.flatnonzero(~(same & window) & valid)[:5].tolist()))
     return cv, theirs, eta
-
-
-def in_range(function, theirs):
-    low, high = RANGES[function]
-    return ((theirs['x'] >= low) & (theirs['x'] <= high)
-            & (theirs['y'] >= low) & (theirs['y'] <= high))
 
 
 def read_eta_file(path):
@@ -269,24 +271,23 @@ def main():
           % (header['photons'], header['uninterpolable'], header['outside'],
              h.sum(), cal_valid.sum(), len(cal_valid)))
     ex, ey = cal_theirs['x'][cal_valid], cal_theirs['y'][cal_valid]
-    edges, sx, qx, _ = bins_of(ex, low, high, bins)
+    _, sx, qx, _ = bins_of(ex, low, high, bins)
     _, sy, qy, _ = bins_of(ey, low, high, bins)
     h_spec = np.bincount(sx * bins + sy, minlength=bins * bins).reshape(bins, bins)
     h_quot = np.bincount(qx * bins + qy, minlength=bins * bins).reshape(bins, bins)
     moved = int(((sx != qx) | (sy != qy)).sum())
-    hi = h.astype(np.int64)
+    h64 = h.astype(np.int64)
     print("  histogram: %d x %d bins, %d photons; aare's η on the spec's bins "
           "gives our H %s, on bins floor((η-lo)/(hi-lo)·B) %s"
           % (bins, bins, h.sum(),
-             "exactly" if np.array_equal(hi, h_spec)
-             else "but for %d photons" % (np.abs(hi - h_spec).sum() // 2),
-             "exactly" if np.array_equal(hi, h_quot)
-             else "but for %d photons" % (np.abs(hi - h_quot).sum() // 2)))
-    check(np.array_equal(hi, h_spec) or np.array_equal(hi, h_quot),
-          "our H is neither binning of aare's η")
-    if not np.array_equal(hi, h_spec):
-        print("  NOTE: %d photons are binned off the spec's edges low + "
-              "ix·width (docs/spec.md §7.4)" % moved)
+             "exactly" if np.array_equal(h64, h_spec)
+             else "but for %d photons" % (np.abs(h64 - h_spec).sum() // 2),
+             "exactly" if np.array_equal(h64, h_quot)
+             else "but for %d photons" % (np.abs(h64 - h_quot).sum() // 2)))
+    check(np.array_equal(h64, h_spec),
+          "our H is not aare's η on the spec's bins (docs/spec.md §7.4); "
+          "%d photons lie where the spec's edges and the quotient differ"
+          % moved)
 
     # --- the imaging run: η, positions, image ----------------------------
     run = read_clust(run_clust, size)
@@ -306,6 +307,12 @@ def main():
     cube = np.ascontiguousarray(h.astype(np.float64).reshape(bins, bins, 1))
     interpolator = aare.Interpolator(cube, edges, edges.copy(),
                                      np.array([-np.inf, np.inf]))
+    # No conversion of coordinates: aare's Interpolator::interpolate
+    # (Interpolator.hpp:269-277) gives x = cx + 0.5 + u + dX for eta2 and
+    # eta2full (dX = -1 for a window left of the centre) and x = cx + u for
+    # eta3, the same for y, with (cx, cy) the cluster's (x, y) as our
+    # .clust file holds them (column, row); spec §7.6 is the same formula.
+    # Only our interpolable clusters go in: aare throws past the last edge.
     mask = np.ascontiguousarray(valid, dtype=np.bool_)
     placed = np.array(getattr(interpolator, AARE_INTERPOLATE[function])(cv(mask)))
     mine = photons[valid]
@@ -322,7 +329,7 @@ def main():
     column_total = h.sum(axis=1).astype(np.float64)  # T of line ix, along iy
     hf = h.astype(np.float64)
     lined = off_edge & (row_total[sy] > 0) & (column_total[sx] > 0)
-    tol = 1e-9
+    tol = 1e-9  # x near 400 is rounded to 6e-14, in another order than ours
     with np.errstate(divide='ignore', invalid='ignore'):
         ok_x = ((-dx >= -hf[sx, sy] / row_total[sy] - tol)
                 & (-dx <= hf[0, sy] / row_total[sy] + tol))
@@ -349,15 +356,18 @@ def main():
     print("  positions of %d photons (and %d uninterpolable, at their centre "
           "pixel's middle): %.3g identical to aare's, %.4g within 1/%d pixel, "
           "%.3g in another of the %dx%d sub-pixels; max |dx| %.3g, |dy| %.3g, "
-          "rms %.3g, %.3g pixel"
+          "rms %.3g, %.3g pixel; energies %s"
           % (n, len(run) - n, ((dx == 0) & (dy == 0)).sum() / max(n, 1),
              share_within, subpixels, share_other, subpixels, subpixels,
              np.abs(dx).max(initial=0), np.abs(dy).max(initial=0),
              np.sqrt(np.mean(dx * dx)) if n else 0,
-             np.sqrt(np.mean(dy * dy)) if n else 0))
+             np.sqrt(np.mean(dy * dy)) if n else 0,
+             "identical" if np.array_equal(placed['energy'], mine['energy'])
+             else "differ"))
     print("  within aare's step: %d photons; not checked: %d with η on an "
-          "inner bin edge (aare bins them one lower), %d more binned off the "
-          "spec's edges, %d on an empty line of H"
+          "inner bin edge (aare bins them one lower), %d more where the "
+          "quotient (η-lo)/(hi-lo)·B bins off the spec's edges, %d on an "
+          "empty line of H"
           % (int(lined.sum()), int(on_edge.sum()),
              int((~off_edge & ~on_edge).sum()), int((off_edge & ~lined).sum())))
     # For comparison only: aare's rosenblatttransform takes the marginal CDF
@@ -370,6 +380,11 @@ def main():
           % (other_subpixel(marginal, mine).sum() / max(n, 1),
              np.sqrt(np.mean((marginal['x'] - mine['x']) ** 2)) if n else 0,
              np.sqrt(np.mean((marginal['y'] - mine['y']) ** 2)) if n else 0))
+    # aare's photon energy is its η's `sum`: the 2x2 window's for eta2 and
+    # eta2full, the 3x3's for eta3 (run with --energy sum2x2 or sum).
+    check(np.array_equal(placed['energy'], mine['energy']),
+          "%d photons with another energy than aare's"
+          % int((placed['energy'] != mine['energy']).sum()))
     check(n > 0 and share_other <= max_other,
           "more than %g of photons in another sub-pixel than aare's" % max_other)
     check(n > 0 and share_within >= min_within,
