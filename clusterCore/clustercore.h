@@ -324,6 +324,30 @@ CC_API const uint64_t *cc_spectrum_counts(const cc_spectrum *spectrum);
 CC_API uint64_t cc_spectrum_underflow(const cc_spectrum *spectrum);
 CC_API uint64_t cc_spectrum_overflow(const cc_spectrum *spectrum);
 
+/* A Gaussian line on a linear background fitted to a spectrum's bins
+ * (docs/spec.md §4.7): where the line is (the gain) and how wide (the
+ * energy resolution). */
+typedef struct cc_peak {
+    double position;         /* the Gaussian's mean, ADU */
+    double sigma;            /* its standard deviation, ADU */
+    double fwhm;             /* 2 sqrt(2 ln 2) sigma */
+    double resolution;       /* fwhm / position */
+    double counts;           /* the Gaussian's area: clusters in the line */
+    double background;       /* the background at the position, per bin */
+    double background_slope; /* per bin per ADU */
+    double chi2_per_dof;     /* Neyman's chi^2 over bins - 5 */
+    double low, high;        /* the range fitted, ADU */
+    uint32_t bins;           /* the bins fitted: those with centres in it */
+} cc_peak;
+
+/* Fits the bins whose centres lie in [low, high), or, when low >= high,
+ * in the mean +- 2 sigma of the highest bin, sigma taken from its width at
+ * half height. CC_ESTATE, *peak untouched, when fewer than 6 bins are in
+ * range, there is no line above the background, or the fit does not
+ * converge to a line inside the range. */
+CC_API int cc_spectrum_fit_peak(const cc_spectrum *spectrum, double low,
+                                double high, cc_peak *peak);
+
 typedef struct cc_hitmap cc_hitmap;
 
 /* Counts cluster centres per pixel (rows * cols uint32, row-major); a count
@@ -679,6 +703,9 @@ typedef struct cc_score {
     double false_rate;       /* false clusters per pixel per frame */
     uint64_t line0_found;    /* isolated line-0 photons in the ratio */
     double line0_ratio;      /* median cluster sum / (energy * gain) */
+    double line0_spread;     /* 1.4826 x the median absolute deviation of
+                                that ratio: its spread as a Gaussian's
+                                sigma, robust to the odd outlier */
     /* With an interpolator: the found isolated photons inside its window,
      * and the rms error per axis of their positions and of their centre
      * pixels' middles against the truth (docs/spec.md §7.8). */
@@ -811,8 +838,12 @@ CC_API int cc_clust_reader_read(cc_clust_reader *reader, size_t max_frames,
                                 cc_clusters *clusters, char *message);
 
 /* The spectrum as CSV: a header line "low,high,count", one line per bin,
- * then the underflow as "-inf,MIN,N" and the overflow as "MAX,inf,N". */
-CC_API int cc_spectrum_write_csv(const cc_spectrum *spectrum, const char *path,
+ * then the underflow as "-inf,MIN,N" and the overflow as "MAX,inf,N";
+ * with a peak (may be NULL), a last comment line "# peak: position=...
+ * sigma=... fwhm=... resolution=... counts=... background=...
+ * background_slope=... chi2_per_dof=... low=... high=... bins=...". */
+CC_API int cc_spectrum_write_csv(const cc_spectrum *spectrum,
+                                 const cc_peak *peak, const char *path,
                                  char *message);
 /* The hit map as a NumPy .npy file: little-endian uint32, shape (rows, cols). */
 CC_API int cc_hitmap_write_npy(const cc_hitmap *hitmap, const char *path,

@@ -85,6 +85,7 @@ expect 2 "below --max" --simulate 2 --min 5 --max 1
 # Imaging: bad settings and bad files, refused before anything is written.
 expect 2 "give --eta-map" --simulate 2 --image "$work/out/i.npy"
 expect 2 "LO:HI" --simulate 2 --energy-window 900:700
+expect 2 "LO:HI" --simulate 2 --peak-range 800
 expect 2 "1..25 sub-pixels" --simulate 2 --subpixels 26
 expect 2 "eta2, eta2full or eta3" --simulate 2 --eta eta4
 expect 2 "factor of at least 1" --simulate 2 --auto-mask 0.5

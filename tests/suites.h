@@ -17,5 +17,6 @@ Suite *suite_files(void);
 Suite *suite_imaging(void);
 Suite *suite_mask(void);
 Suite *suite_interpolation(void);
+Suite *suite_peak_fit(void);
 
 #endif

@@ -540,7 +540,7 @@ START_TEST(spectrum_and_hitmap_files)
     ck_assert_int_eq(cc_spectrum_add(spectrum, clusters), CC_OK);
     char message[CC_MESSAGE_SIZE];
     const char *csv = path_in("spectrum.csv");
-    ck_assert_int_eq(cc_spectrum_write_csv(spectrum, csv, message), CC_OK);
+    ck_assert_int_eq(cc_spectrum_write_csv(spectrum, NULL, csv, message), CC_OK);
     char text[512] = "";
     FILE *file = fopen(csv, "rb");
     ck_assert_ptr_nonnull(file);

@@ -18,6 +18,7 @@ int main(void)
     srunner_add_suite(runner, suite_imaging());
     srunner_add_suite(runner, suite_mask());
     srunner_add_suite(runner, suite_interpolation());
+    srunner_add_suite(runner, suite_peak_fit());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

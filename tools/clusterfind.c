@@ -37,6 +37,8 @@ static void usage(FILE *out)
         "  --energy sum|sum2x2     cluster energy for the spectrum (default sum)\n"
         "  --bins N --min X --max X  spectrum bins on [min, max) ADU\n"
         "                          (default 400 on [0, 2000))\n"
+        "  --peak-range LO:HI      fit the spectrum's line on [LO, HI) ADU\n"
+        "                          (default: around the highest bin)\n"
         "  --backend auto|cpu|cuda (default auto)\n"
         "  --precision float|double (default float)\n"
         "  --threads N             CPU threads, 0 = one per CPU (default 0)\n"
@@ -237,6 +239,9 @@ static int apply(struct options *o, const char *name, const char *value)
         if (!parse_real(value, &o->auto_mask) ||
             !(o->auto_mask == 0 || o->auto_mask >= 1))
             return bad_option(name, value, "0 (off) or a factor of at least 1");
+    } else if (strcmp(name, "peak-range") == 0) {
+        if (!parse_window(value, &o->peak_low, &o->peak_high))
+            return bad_option(name, value, "give LO:HI in ADU with LO < HI");
     } else if (strcmp(name, "energy-window") == 0) {
         if (!parse_window(value, &o->window_low, &o->window_high))
             return bad_option(name, value, "give LO:HI in ADU with LO < HI");
@@ -341,6 +346,7 @@ int main(int argc, char **argv)
         {"mask", required_argument, NULL, 0},
         {"auto-mask", required_argument, NULL, 0},
         {"energy-window", required_argument, NULL, 0},
+        {"peak-range", required_argument, NULL, 0},
         {"eta", required_argument, NULL, 0},
         {"eta-bins", required_argument, NULL, 0},
         {"eta-calibrate", required_argument, NULL, 0},

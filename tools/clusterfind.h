@@ -28,6 +28,8 @@ struct options {
     cc_energy energy;
     uint32_t bins;
     double min, max;
+    double peak_low, peak_high; /* the range of the line fit; low >= high:
+                                   around the highest bin */
     cc_backend backend;
     cc_precision precision;
     uint32_t threads;

@@ -28,6 +28,8 @@ struct job {
     cc_spectrum *spectrum;
     cc_hitmap *hitmap;
     struct imaging imaging;
+    cc_peak peak;            /* the spectrum's line, when fitted */
+    bool peak_fitted;
     uint16_t *frames;
     uint64_t numbers[BATCH];
     uint64_t frames_trained;
@@ -241,7 +243,9 @@ static int write_outputs(struct job *job)
         rc = cc_clust_writer_finish(job->clust, message);
     bool clust_written = job->clust != NULL && rc == CC_OK;
     if (rc == CC_OK && o->spectrum != NULL)
-        rc = cc_spectrum_write_csv(job->spectrum, o->spectrum, message);
+        rc = cc_spectrum_write_csv(job->spectrum,
+                                   job->peak_fitted ? &job->peak : NULL,
+                                   o->spectrum, message);
     bool spectrum_written = o->spectrum != NULL && rc == CC_OK;
     bool hitmap_written = false;
     if (rc == CC_OK && o->hitmap != NULL)
@@ -305,6 +309,16 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
     printf("%" PRIu64 " below, %" PRIu64 " above the range\n",
            cc_spectrum_underflow(job->spectrum),
            cc_spectrum_overflow(job->spectrum));
+    if (job->peak_fitted)
+        printf("peak:      %.2f ADU, sigma %.2f ADU, FWHM %.2f ADU (%.2f %%), "
+               "%.0f counts, chi2/dof %.2f (%u bins in [%g, %g) ADU)\n",
+               job->peak.position, job->peak.sigma, job->peak.fwhm,
+               100 * job->peak.resolution, job->peak.counts,
+               job->peak.chi2_per_dof, (unsigned)job->peak.bins,
+               job->peak.low, job->peak.high);
+    else
+        printf("peak:      no line fitted (too few bins or no peak above "
+               "the background)\n");
     if (job->score != NULL) {
         cc_score score;
         cc_truth_score_get(job->score, &score);
@@ -397,6 +411,10 @@ int clusterfind_run(const struct options *options)
         status = train(&job);
     if (status == 0)
         status = process(&job, &frames, &seconds);
+    if (status == 0)
+        job.peak_fitted =
+            cc_spectrum_fit_peak(job.spectrum, options->peak_low,
+                                 options->peak_high, &job.peak) == CC_OK;
     if (status == 0)
         status = write_outputs(&job);
     if (status == 0)

@@ -10,8 +10,8 @@
 
 #include "internal.h"
 
-int cc_spectrum_write_csv(const cc_spectrum *spectrum, const char *path,
-                          char *message)
+int cc_spectrum_write_csv(const cc_spectrum *spectrum, const cc_peak *peak,
+                          const char *path, char *message)
 {
     if (spectrum == NULL || path == NULL)
         return cc__message(message, CC_EINVAL, "spectrum and path are needed");
@@ -31,6 +31,17 @@ int cc_spectrum_write_csv(const cc_spectrum *spectrum, const char *path,
             cc_spectrum_edge(spectrum, 0), cc_spectrum_underflow(spectrum));
     fprintf(output.file, "%.17g,inf,%" PRIu64 "\n",
             cc_spectrum_edge(spectrum, bins), cc_spectrum_overflow(spectrum));
+    /* Last, as a comment: a first line that is not the column names would
+     * be taken for them by numpy.genfromtxt(names=True). */
+    if (peak != NULL)
+        fprintf(output.file,
+                "# peak: position=%.17g sigma=%.17g fwhm=%.17g "
+                "resolution=%.17g counts=%.17g background=%.17g "
+                "background_slope=%.17g chi2_per_dof=%.17g low=%.17g "
+                "high=%.17g bins=%" PRIu32 "\n",
+                peak->position, peak->sigma, peak->fwhm, peak->resolution,
+                peak->counts, peak->background, peak->background_slope,
+                peak->chi2_per_dof, peak->low, peak->high, peak->bins);
     if (ferror(output.file)) {
         cc__output_abort(&output);
         return cc__message(message, CC_EIO, "cannot write %s", path);

@@ -226,6 +226,11 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median_of_sorted(const double *sorted, size_t n)
+{
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
 int cc_truth_score_get(const cc_truth_score *score, cc_score *result)
 {
     if (score == NULL || result == NULL)
@@ -256,8 +261,12 @@ int cc_truth_score_get(const cc_truth_score *score, cc_score *result)
         memcpy(sorted, score->ratios, score->n_ratios * sizeof *sorted);
         qsort(sorted, score->n_ratios, sizeof *sorted, compare_doubles);
         size_t n = score->n_ratios;
-        totals.line0_ratio = n % 2 ? sorted[n / 2]
-                                   : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+        totals.line0_ratio = median_of_sorted(sorted, n);
+        for (size_t i = 0; i < n; i++)
+            sorted[i] = fabs(sorted[i] - totals.line0_ratio);
+        qsort(sorted, n, sizeof *sorted, compare_doubles);
+        /* For a Gaussian, sigma = 1.4826 x the median absolute deviation. */
+        totals.line0_spread = 1.4826 * median_of_sorted(sorted, n);
         free(sorted);
     }
     *result = totals;
