@@ -179,6 +179,19 @@ void NDPluginClusterCUDA::publishSlow(bool force)
                           : hits[p] + partHits[p];
         accumulator.lock.unlock();
     }
+    /* The line of the summed spectrum (docs/spec.md §4.7). */
+    double low, high;
+    getDoubleParam(ClusterPeakLow, &low);
+    getDoubleParam(ClusterPeakHigh, &high);
+    cc_peak peak = {};
+    bool fitted = cc_fit_peak(spectrumCounts_, spectrumCentres_, bins, low,
+                              high, &peak) == CC_OK;
+    const double results[PEAK_RESULTS] = {
+        peak.position, peak.sigma,  peak.fwhm,
+        peak.resolution, peak.counts, peak.chi2_per_dof};
+    for (int i = 0; i < PEAK_RESULTS; i++)
+        setDoubleParam(ClusterPeakResult[i], fitted ? results[i] : 0);
+    setIntegerParam(ClusterPeakFitted, fitted);
     double noise = 0;
     bool haveNoise = finder_ != NULL &&
                      cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK;

@@ -17,6 +17,12 @@
 #include "NDPluginClusterCUDA.h"
 
 static const char *driverName = "NDPluginClusterCUDA";
+
+/* The asyn names of the line fit's figures: position, sigma, FWHM (ADU),
+ * FWHM / position, counts in the line, chi^2 per degree of freedom. */
+static const char *const peakResultNames[] = {
+    "CLUSTER_PEAK_POSITION", "CLUSTER_PEAK_SIGMA",  "CLUSTER_PEAK_FWHM",
+    "CLUSTER_PEAK_RESOLUTION", "CLUSTER_PEAK_COUNTS", "CLUSTER_PEAK_CHI2"};
 static const int maxBatchLimit = 4096;
 
 NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
@@ -85,6 +91,14 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                 &ClusterSpectrumX);
     createParam(ClusterSpectrumResetString, asynParamInt32,
                 &ClusterSpectrumReset);
+    createParam(ClusterPeakLowString, asynParamFloat64, &ClusterPeakLow);
+    createParam(ClusterPeakHighString, asynParamFloat64, &ClusterPeakHigh);
+    createParam(ClusterPeakFittedString, asynParamInt32, &ClusterPeakFitted);
+    for (int i = 0; i < PEAK_RESULTS; i++) {
+        createParam(peakResultNames[i], asynParamFloat64,
+                    &ClusterPeakResult[i]);
+        setDoubleParam(ClusterPeakResult[i], 0);
+    }
     createParam(ClusterHitMapResetString, asynParamInt32, &ClusterHitMapReset);
 
     cc_config defaults;
@@ -113,6 +127,9 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterSpectrumMin, 0);
     setDoubleParam(ClusterSpectrumMax, 2000);
     setDoubleParam(ClusterSpectrumPeriod, 1.0);
+    setDoubleParam(ClusterPeakLow, 0);
+    setDoubleParam(ClusterPeakHigh, 0);
+    setIntegerParam(ClusterPeakFitted, 0);
     setStringParam(ClusterPedestalFile, "");
     setStringParam(ClusterBackendInUse, "chosen at the first frame");
     setStringParam(ClusterStatusMessage, "waiting for frames");

@@ -66,6 +66,10 @@
 #define ClusterSpectrumString "CLUSTER_SPECTRUM"             /* asynFloat64Array r/o: counts */
 #define ClusterSpectrumXString "CLUSTER_SPECTRUM_X"          /* asynFloat64Array r/o: bin centres */
 #define ClusterSpectrumResetString "CLUSTER_SPECTRUM_RESET"  /* asynInt32: write 1 to clear */
+/* The spectrum's line (docs/spec.md §4.7), fitted at each publication. */
+#define ClusterPeakLowString "CLUSTER_PEAK_LOW"   /* asynFloat64, ADU: the fit's range; */
+#define ClusterPeakHighString "CLUSTER_PEAK_HIGH" /*   Low >= High: around the highest bin */
+#define ClusterPeakFittedString "CLUSTER_PEAK_FITTED" /* asynInt32 r/o: 1 when the last fit found a line */
 #define ClusterHitMapResetString "CLUSTER_HITMAP_RESET"      /* asynInt32: write 1 to clear */
 
 class NDPluginClusterCUDA : public NDPluginDriver {
@@ -130,6 +134,12 @@ protected:
     int ClusterSpectrum;
     int ClusterSpectrumX;
     int ClusterSpectrumReset;
+    int ClusterPeakLow;
+    int ClusterPeakHigh;
+    int ClusterPeakFitted;
+    /* The fit's figures, asynFloat64 r/o, in the order of peakResults. */
+    enum { PEAK_RESULTS = 6 };
+    int ClusterPeakResult[PEAK_RESULTS];
     int ClusterHitMapReset;
 
 private:

@@ -347,6 +347,10 @@ typedef struct cc_peak {
  * converge to a line inside the range. */
 CC_API int cc_spectrum_fit_peak(const cc_spectrum *spectrum, double low,
                                 double high, cc_peak *peak);
+/* The same fit on any histogram of equal bins: counts and centres, bins
+ * (at least 2) of each, centres increasing (a sum of spectra, for one). */
+CC_API int cc_fit_peak(const double *counts, const double *centres,
+                       uint32_t bins, double low, double high, cc_peak *peak);
 
 typedef struct cc_hitmap cc_hitmap;
 

@@ -208,12 +208,17 @@ sleep 1.5 # the spectrum is published every SpectrumPeriod (1 s)
     head -n 400 >"$work/spectrum9_ioc.txt"
 cmp -s "$work/spectrum9_ioc.txt" "$work/spectrum9.txt" ||
     fail "in batches the spectrum differs from the core alone's"
+# The line fitted to that spectrum: the core's fit to the same counts.
+expected_peak=$(sed -n 's/^peak //p' "$work/totals9.txt")
+got_peak="$("$caget" -t -f4 "${C}PeakPosition_RBV") $("$caget" -t -f4 "${C}PeakSigma_RBV")"
+[ "$(get "${C}PeakFitted_RBV")" = 1 ] && [ "$got_peak" = "$expected_peak" ] ||
+    fail "the line fitted: $got_peak ($(get "${C}PeakFitted_RBV")), the core's $expected_peak"
 for setting in ClusterSizeX:3 ClusterSizeY:3 MaxBatch:64; do
     put "${C}${setting%%:*}" "${setting#*:}"
 done
 put "${P}cam1:MoenchDarkFrames" 0
 put "${P}cam1:MoenchCycleFrames" 0
-echo "ok: batches of up to $largest arrays found $got9 clusters at 9x9 and their spectrum, as the core alone"
+echo "ok: batches of up to $largest arrays found $got9 clusters at 9x9 and their spectrum, as the core alone, with its line at $got_peak ADU (position, sigma)"
 
 # The source's frame ring: the first 40 data frames' NDArrays go out again
 # in turn, without a copy, with the content MoenchCycleFrames 40 gives; the

@@ -248,6 +248,12 @@ int main(int argc, char **argv)
         printf("frames %" PRIu64 "\nclusters %" PRIu64 "\ndropped %" PRIu64
                "\n", stats.frames_processed, stats.clusters,
                stats.clusters_dropped);
+        /* The line as the plugin fits it (docs/spec.md §4.7). */
+        cc_peak peak;
+        if (cc_spectrum_fit_peak(r.spectrum, 0, 0, &peak) == CC_OK)
+            printf("peak %.4f %.4f\n", peak.position, peak.sigma);
+        else
+            printf("peak none\n");
         if ((o.spectrum_path != NULL &&
              write_counts(o.spectrum_path, cc_spectrum_counts(r.spectrum),
                           cc_spectrum_bins(r.spectrum), true) != 0) ||

@@ -126,25 +126,21 @@ static bool minimise(const struct fit *f, double p[PARAMETERS], double *chi2)
 
 /* The range to fit around the highest bin: mean +- 2 sigma, with sigma
  * from the width at half height. */
-static void automatic_range(const cc_spectrum *spectrum, double *low,
+static void automatic_range(const double *count, const double *centre,
+                            uint32_t bins, double width, double *low,
                             double *high)
 {
-    uint32_t bins = cc_spectrum_bins(spectrum);
-    const uint64_t *counts = cc_spectrum_counts(spectrum);
     uint32_t peak = 0;
     for (uint32_t i = 1; i < bins; i++)
-        peak = counts[i] > counts[peak] ? i : peak;
+        peak = count[i] > count[peak] ? i : peak;
     uint32_t left = peak, right = peak;
-    while (left > 0 && 2 * counts[left - 1] > counts[peak])
+    while (left > 0 && 2 * count[left - 1] > count[peak])
         left--;
-    while (right + 1 < bins && 2 * counts[right + 1] > counts[peak])
+    while (right + 1 < bins && 2 * count[right + 1] > count[peak])
         right++;
-    double width = cc_spectrum_edge(spectrum, 1) - cc_spectrum_edge(spectrum, 0);
-    double centre = 0.5 * (cc_spectrum_edge(spectrum, peak) +
-                           cc_spectrum_edge(spectrum, peak + 1));
     double sigma = (double)(right - left + 1) * width / 2.3548200450309493;
-    *low = centre - 2 * sigma;
-    *high = centre + 2 * sigma;
+    *low = centre[peak] - 2 * sigma;
+    *high = centre[peak] + 2 * sigma;
 }
 
 /* The fit of n bins (centres and counts) of the range [low, high). */
@@ -182,38 +178,44 @@ static int fit_bins(const double *centre, const double *count, uint32_t n,
     return CC_OK;
 }
 
+int cc_fit_peak(const double *counts, const double *centres, uint32_t bins,
+                double low, double high, cc_peak *peak)
+{
+    if (counts == NULL || centres == NULL || peak == NULL || bins < 2 ||
+        !isfinite(low) || !isfinite(high))
+        return CC_EINVAL;
+    const double width = centres[1] - centres[0];
+    if (!(low < high))
+        automatic_range(counts, centres, bins, width, &low, &high);
+    /* The bins whose centres lie in [low, high): centres increase, so
+     * they follow one another. */
+    uint32_t first = 0, n = 0;
+    while (first < bins && !(centres[first] >= low))
+        first++;
+    while (first + n < bins && centres[first + n] < high)
+        n++;
+    if (n < PARAMETERS + 1)
+        return CC_ESTATE;
+    return fit_bins(centres + first, counts + first, n, low, high, width,
+                    peak);
+}
+
 int cc_spectrum_fit_peak(const cc_spectrum *spectrum, double low, double high,
                          cc_peak *peak)
 {
-    if (spectrum == NULL || peak == NULL || !isfinite(low) || !isfinite(high))
+    if (spectrum == NULL)
         return CC_EINVAL;
-    if (!(low < high))
-        automatic_range(spectrum, &low, &high);
     uint32_t bins = cc_spectrum_bins(spectrum);
-    const uint64_t *counts = cc_spectrum_counts(spectrum);
-    double width = cc_spectrum_edge(spectrum, 1) - cc_spectrum_edge(spectrum, 0);
-    /* The bins whose centre lies in [low, high). */
-    uint32_t first = bins, n = 0;
-    for (uint32_t i = 0; i < bins; i++) {
-        double c = 0.5 * (cc_spectrum_edge(spectrum, i) +
-                          cc_spectrum_edge(spectrum, i + 1));
-        if (c >= low && c < high) {
-            first = first < i ? first : i;
-            n++;
-        }
-    }
-    if (n < PARAMETERS + 1)
-        return CC_ESTATE;
-    double *centre = malloc(2 * (size_t)n * sizeof *centre);
-    if (centre == NULL)
+    double *centres = malloc(2 * (size_t)bins * sizeof *centres);
+    if (centres == NULL)
         return CC_ENOMEM;
-    double *count = centre + n;
-    for (uint32_t i = 0; i < n; i++) {
-        centre[i] = 0.5 * (cc_spectrum_edge(spectrum, first + i) +
-                           cc_spectrum_edge(spectrum, first + i + 1));
-        count[i] = (double)counts[first + i];
+    double *counts = centres + bins;
+    for (uint32_t i = 0; i < bins; i++) {
+        centres[i] = 0.5 * (cc_spectrum_edge(spectrum, i) +
+                            cc_spectrum_edge(spectrum, i + 1));
+        counts[i] = (double)cc_spectrum_counts(spectrum)[i];
     }
-    int rc = fit_bins(centre, count, n, low, high, width, peak);
-    free(centre);
+    int rc = cc_fit_peak(counts, centres, bins, low, high, peak);
+    free(centres);
     return rc;
 }
