@@ -129,6 +129,13 @@ void NDPluginClusterCUDA::processHeld()
     job.loadPath[0] = '\0';
     if (job.load)
         getStringParam(ClusterPedestalFile, sizeof job.loadPath, job.loadPath);
+    /* The same for a LoadMask, after the pedestal (which brings a mask of
+     * its own). */
+    job.loadMask = pendingMask_;
+    pendingMask_ = false;
+    job.maskPath[0] = '\0';
+    if (job.loadMask)
+        getStringParam(ClusterMaskFile, sizeof job.maskPath, job.maskPath);
 
     bool publishHere = blocking || threadsMissing_;
     this->unlock();
@@ -180,6 +187,8 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
                       rc == CC_OK ? job.loadPath
                                   : cc_finder_last_error(finder_));
     }
+    if (rc == CC_OK && job.loadMask) /* a refused file keeps the mask */
+        loadMask(job.maskPath, batch.message);
     if (reconfigure && finder_ != NULL)
         batch.backend = cc_finder_backend_description(finder_);
     batch.trained = 0;
@@ -259,6 +268,7 @@ void NDPluginClusterCUDA::reportBatch(const Batch &batch)
         return;
     setIntegerParam(ClusterPedestalState, stats.state);
     setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
+    setIntegerParam(ClusterMaskedPixels, (int)stats.masked_pixels);
     setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
     setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
     if (batch.rc != CC_OK || batch.message[0] != '\0')

@@ -45,61 +45,106 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
       spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL),
-      unpublished_(false), pendingLoad_(false)
+      unpublished_(false), pendingLoad_(false), pendingMask_(false)
 {
-    createParam(ClusterNSigmaString, asynParamFloat64, &ClusterNSigma);
-    createParam(ClusterNumStreamsString, asynParamInt32, &ClusterNumStreams);
-    createParam(ClusterMaxClustersString, asynParamInt32, &ClusterMaxClusters);
-    createParam(ClusterMaxBatchString, asynParamInt32, &ClusterMaxBatch);
-    createParam(ClusterLastBatchString, asynParamInt32, &ClusterLastBatch);
-    createParam(ClusterSizeXString, asynParamInt32, &ClusterSizeX);
-    createParam(ClusterSizeYString, asynParamInt32, &ClusterSizeY);
-    createParam(ClusterPedestalFramesString, asynParamInt32,
-                &ClusterPedestalFrames);
-    createParam(ClusterResetPedestalString, asynParamInt32,
-                &ClusterResetPedestal);
-    createParam(ClusterPedestalStateString, asynParamInt32,
-                &ClusterPedestalState);
-    createParam(ClusterPedestalCountString, asynParamInt32,
-                &ClusterPedestalCount);
-    createParam(ClusterSavePedestalString, asynParamInt32, &ClusterSavePedestal);
-    createParam(ClusterLoadPedestalString, asynParamInt32, &ClusterLoadPedestal);
-    createParam(ClusterPedestalFileString, asynParamOctet, &ClusterPedestalFile);
-    createParam(ClusterBackendString, asynParamInt32, &ClusterBackend);
-    createParam(ClusterBackendInUseString, asynParamOctet, &ClusterBackendInUse);
-    createParam(ClusterPrecisionString, asynParamInt32, &ClusterPrecision);
-    createParam(ClusterAdcMaskString, asynParamInt32, &ClusterAdcMask);
-    createParam(ClusterNumClustersString, asynParamInt32, &ClusterNumClusters);
-    createParam(ClusterTotalClustersString, asynParamFloat64,
-                &ClusterTotalClusters);
-    createParam(ClusterDroppedClustersString, asynParamFloat64,
-                &ClusterDroppedClusters);
-    createParam(ClusterNoiseMeanString, asynParamFloat64, &ClusterNoiseMean);
-    createParam(ClusterFinderTimeString, asynParamFloat64, &ClusterFinderTime);
-    createParam(ClusterBadArraysString, asynParamInt32, &ClusterBadArrays);
-    createParam(ClusterStatusMessageString, asynParamOctet,
-                &ClusterStatusMessage);
-    createParam(ClusterSpectrumEnergyString, asynParamInt32,
-                &ClusterSpectrumEnergy);
-    createParam(ClusterSpectrumBinsString, asynParamInt32, &ClusterSpectrumBins);
-    createParam(ClusterSpectrumMinString, asynParamFloat64, &ClusterSpectrumMin);
-    createParam(ClusterSpectrumMaxString, asynParamFloat64, &ClusterSpectrumMax);
-    createParam(ClusterSpectrumPeriodString, asynParamFloat64,
-                &ClusterSpectrumPeriod);
-    createParam(ClusterSpectrumString, asynParamFloat64Array, &ClusterSpectrum);
-    createParam(ClusterSpectrumXString, asynParamFloat64Array,
-                &ClusterSpectrumX);
-    createParam(ClusterSpectrumResetString, asynParamInt32,
-                &ClusterSpectrumReset);
-    createParam(ClusterPeakLowString, asynParamFloat64, &ClusterPeakLow);
-    createParam(ClusterPeakHighString, asynParamFloat64, &ClusterPeakHigh);
-    createParam(ClusterPeakFittedString, asynParamInt32, &ClusterPeakFitted);
+    /* Every parameter, in the order asyn numbers them (ClusterNSigma,
+     * FIRST_CLUSTER_PARAM, first). */
+    static const struct {
+        const char *name;
+        asynParamType type;
+        int NDPluginClusterCUDA::*index;
+    } parameters[] = {
+        {ClusterNSigmaString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterNSigma},
+        {ClusterNumStreamsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterNumStreams},
+        {ClusterMaxClustersString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterMaxClusters},
+        {ClusterMaxBatchString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterMaxBatch},
+        {ClusterLastBatchString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterLastBatch},
+        {ClusterSizeXString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSizeX},
+        {ClusterSizeYString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSizeY},
+        {ClusterPedestalFramesString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterPedestalFrames},
+        {ClusterResetPedestalString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterResetPedestal},
+        {ClusterPedestalStateString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterPedestalState},
+        {ClusterPedestalCountString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterPedestalCount},
+        {ClusterSavePedestalString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSavePedestal},
+        {ClusterLoadPedestalString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterLoadPedestal},
+        {ClusterPedestalFileString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterPedestalFile},
+        {ClusterBackendString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterBackend},
+        {ClusterBackendInUseString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterBackendInUse},
+        {ClusterPrecisionString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterPrecision},
+        {ClusterAdcMaskString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterAdcMask},
+        {ClusterNumClustersString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterNumClusters},
+        {ClusterTotalClustersString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterTotalClusters},
+        {ClusterDroppedClustersString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterDroppedClusters},
+        {ClusterNoiseMeanString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterNoiseMean},
+        {ClusterMaskFileString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterMaskFile},
+        {ClusterLoadMaskString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterLoadMask},
+        {ClusterAutoMaskFactorString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterAutoMaskFactor},
+        {ClusterMaskedPixelsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterMaskedPixels},
+        {ClusterFinderTimeString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterFinderTime},
+        {ClusterBadArraysString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterBadArrays},
+        {ClusterStatusMessageString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterStatusMessage},
+        {ClusterSpectrumEnergyString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSpectrumEnergy},
+        {ClusterSpectrumBinsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSpectrumBins},
+        {ClusterSpectrumMinString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterSpectrumMin},
+        {ClusterSpectrumMaxString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterSpectrumMax},
+        {ClusterSpectrumPeriodString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterSpectrumPeriod},
+        {ClusterSpectrumString, asynParamFloat64Array,
+         &NDPluginClusterCUDA::ClusterSpectrum},
+        {ClusterSpectrumXString, asynParamFloat64Array,
+         &NDPluginClusterCUDA::ClusterSpectrumX},
+        {ClusterSpectrumResetString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSpectrumReset},
+        {ClusterPeakLowString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterPeakLow},
+        {ClusterPeakHighString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterPeakHigh},
+        {ClusterPeakFittedString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterPeakFitted},
+        {ClusterHitMapResetString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterHitMapReset},
+    };
+    for (size_t i = 0; i < sizeof parameters / sizeof parameters[0]; i++)
+        createParam(parameters[i].name, parameters[i].type,
+                    &(this->*parameters[i].index));
     for (int i = 0; i < PEAK_RESULTS; i++) {
         createParam(peakResultNames[i], asynParamFloat64,
                     &ClusterPeakResult[i]);
         setDoubleParam(ClusterPeakResult[i], 0);
     }
-    createParam(ClusterHitMapResetString, asynParamInt32, &ClusterHitMapReset);
 
     cc_config defaults;
     cc_config_init(&defaults);
@@ -120,6 +165,9 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterTotalClusters, 0);
     setDoubleParam(ClusterDroppedClusters, 0);
     setDoubleParam(ClusterNoiseMean, 0);
+    setStringParam(ClusterMaskFile, "");
+    setDoubleParam(ClusterAutoMaskFactor, 0);
+    setIntegerParam(ClusterMaskedPixels, 0);
     setDoubleParam(ClusterFinderTime, 0);
     setIntegerParam(ClusterBadArrays, 0);
     setIntegerParam(ClusterSpectrumEnergy, CC_ENERGY_SUM);
@@ -204,6 +252,7 @@ cc_config NDPluginClusterCUDA::wantedConfig(int rows, int cols)
     config.precision = (cc_precision)value;
     getIntegerParam(ClusterAdcMask, &value);
     config.adc_mask = (uint16_t)value;
+    getDoubleParam(ClusterAutoMaskFactor, &config.mask_rms_factor);
     config.threads = 0; /* the CPU backend uses every CPU */
     return config;
 }
@@ -258,14 +307,41 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
 }
 
 /* Reset, save or load the pedestal (port locked). */
+/* The mask from a .npy file, or none for an empty path (finder lock
+ * held, finder made); what to tell the user goes into message
+ * (CC_MESSAGE_SIZE bytes), as the port may not be locked. */
+int NDPluginClusterCUDA::loadMask(const char *path, char *message)
+{
+    int rc = path[0] != '\0' ? cc_finder_load_mask(finder_, path)
+                              : cc_finder_set_mask(finder_, NULL);
+    if (rc != CC_OK)
+        snprintf(message, CC_MESSAGE_SIZE, "%s; the mask in force is kept",
+                 cc_finder_last_error(finder_));
+    else if (path[0] != '\0')
+        snprintf(message, CC_MESSAGE_SIZE, "mask loaded from %s", path);
+    else
+        snprintf(message, CC_MESSAGE_SIZE,
+                 "MaskFile empty: the user's mask is cleared");
+    return rc;
+}
+
 void NDPluginClusterCUDA::pedestalCommand(int function)
 {
     char path[512];
-    getStringParam(ClusterPedestalFile, sizeof path, path);
+    getStringParam(function == ClusterLoadMask ? ClusterMaskFile
+                                               : ClusterPedestalFile,
+                   sizeof path, path);
     finderLock_.lock();
     if (finder_ == NULL && function == ClusterLoadPedestal) {
         pendingLoad_ = true;
         setStatus("pedestal from %s will be loaded at the first frame", path);
+    } else if (finder_ == NULL && function == ClusterLoadMask) {
+        pendingMask_ = true;
+        setStatus("mask from %s will be loaded at the first frame", path);
+    } else if (function == ClusterLoadMask) {
+        char message[CC_MESSAGE_SIZE];
+        loadMask(path, message);
+        setStatus("%s", message);
     } else if (finder_ == NULL) {
         setStatus("no frame seen yet: the frame size, and so the pedestal, "
                   "is not known");
@@ -289,6 +365,7 @@ void NDPluginClusterCUDA::pedestalCommand(int function)
     if (finder_ != NULL && cc_finder_get_stats(finder_, &stats) == CC_OK) {
         setIntegerParam(ClusterPedestalState, stats.state);
         setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
+        setIntegerParam(ClusterMaskedPixels, (int)stats.masked_pixels);
     }
     finderLock_.unlock();
 }
@@ -350,7 +427,7 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
     if (function < FIRST_CLUSTER_PARAM)
         return NDPluginDriver::writeInt32(pasynUser, value);
     if (function == ClusterResetPedestal || function == ClusterSavePedestal ||
-        function == ClusterLoadPedestal) {
+        function == ClusterLoadPedestal || function == ClusterLoadMask) {
         if (value != 0)
             pedestalCommand(function);
         value = 0; /* a command, not a state */
@@ -410,7 +487,11 @@ asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
         return NDPluginDriver::writeFloat64(pasynUser, value);
     if (function == ClusterNSigma && !(value > 0))
         return refuseWrite(pasynUser, "NSigma %g must be above 0", value);
-    if (function == ClusterNSigma)
+    if (function == ClusterAutoMaskFactor && !(value == 0 || value >= 1))
+        return refuseWrite(pasynUser,
+                           "AutoMaskFactor %g must be 0 (off) or at least 1",
+                           value);
+    if (function == ClusterNSigma || function == ClusterAutoMaskFactor)
         settingsChanged_ = true;
     if ((function == ClusterSpectrumMin || function == ClusterSpectrumMax) &&
         checkSpectrum(pasynUser, function, value) != asynSuccess)

@@ -55,6 +55,11 @@
 #define ClusterTotalClustersString "CLUSTER_TOTAL_CLUSTERS"  /* asynFloat64 r/o: since reset */
 #define ClusterDroppedClustersString "CLUSTER_DROPPED_CLUSTERS" /* asynFloat64 r/o: beyond the cap */
 #define ClusterNoiseMeanString "CLUSTER_NOISE_MEAN"          /* asynFloat64 r/o: mean pedestal rms, ADU */
+/* The bad-pixel mask (docs/spec.md §7.1). */
+#define ClusterMaskFileString "CLUSTER_MASK_FILE"            /* asynOctet: .npy, uint8 or bool */
+#define ClusterLoadMaskString "CLUSTER_LOAD_MASK"            /* asynInt32: write 1 (empty MaskFile: clear) */
+#define ClusterAutoMaskFactorString "CLUSTER_AUTO_MASK_FACTOR" /* asynFloat64: the rms rule's k, 0 = off */
+#define ClusterMaskedPixelsString "CLUSTER_MASKED_PIXELS"    /* asynInt32 r/o */
 #define ClusterFinderTimeString "CLUSTER_FINDER_TIME"        /* asynFloat64 r/o: ms in the core per array, last batch */
 #define ClusterBadArraysString "CLUSTER_BAD_ARRAYS"          /* asynInt32 r/o: arrays refused */
 #define ClusterStatusMessageString "CLUSTER_STATUS_MESSAGE"  /* asynOctet r/o */
@@ -123,6 +128,10 @@ protected:
     int ClusterTotalClusters;
     int ClusterDroppedClusters;
     int ClusterNoiseMean;
+    int ClusterMaskFile;
+    int ClusterLoadMask;
+    int ClusterAutoMaskFactor;
+    int ClusterMaskedPixels;
     int ClusterFinderTime;
     int ClusterBadArrays;
     int ClusterStatusMessage;
@@ -158,6 +167,8 @@ private:
         int maxClusters;       /* rows of the cluster arrays */
         bool load;             /* load the pedestal from loadPath first */
         char loadPath[512];
+        bool loadMask;         /* then the mask from maskPath ("": none) */
+        char maskPath[512];
     };
     /* One core call's arrays and clusters, from the processing thread
      * through the finder thread and an output thread. */
@@ -202,6 +213,7 @@ private:
     NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
                           int maxClusters);
     void pedestalCommand(int function);
+    int loadMask(const char *path, char *message);
     void setStatus(const char *format, ...);
 
     /* Serialises the finder between the finder thread and pedestal
@@ -239,6 +251,7 @@ private:
     epicsTimeStamp lastPublished_;
     bool unpublished_;         /* results changed since the last publication */
     bool pendingLoad_;         /* LoadPedestal asked before the first frame */
+    bool pendingMask_;         /* LoadMask asked before the first frame */
     char trainingNote_[CC_MESSAGE_SIZE]; /* why the pedestal trains again */
 };
 

@@ -250,6 +250,44 @@ for setting in MoenchFrameRing:0 MoenchCycleFrames:0 MoenchDarkFrames:0 AcquireP
 done
 echo "ok: $replayed of 220 frames from the source's ring of 40 NDArrays, $got_ring clusters, as the core alone"
 
+# A bad-pixel mask from a file, with the rms rule on top: the clusters the
+# core finds with the same mask, and as many pixels masked; a file of the
+# wrong shape is refused and the mask kept.
+$python -c "import numpy, sys; m = numpy.zeros((400, 400), numpy.uint8); m[100:140, :] = 1; numpy.save(sys.argv[1], m); numpy.save(sys.argv[2], m[:200])" \
+    "$work/mask.npy" "$work/short_mask.npy" || fail "cannot write the masks"
+"${builddir:-.}/tools/source_totals" --frames 60 --dark 100 --pedestal 100 \
+    --cycle 20 --size 3 --mask "$work/mask.npy" --auto-mask 1.5 \
+    >"$work/totals_mask.txt" || fail "source_totals --mask failed"
+expected_mask=$(sed -n 's/^clusters //p' "$work/totals_mask.txt")
+expected_masked=$(sed -n 's/^masked //p' "$work/totals_mask.txt")
+put "${C}AutoMaskFactor" 0.5
+[ "$(get "${C}AutoMaskFactor_RBV")" = 0 ] || fail "AutoMaskFactor 0.5 was taken"
+put "${C}AutoMaskFactor" 1.5
+putstr "${C}MaskFile" "$work/short_mask.npy"
+put "${C}LoadMask" 1
+getstr "${C}StatusMessage_RBV" | grep -q "(400, 400) is needed; the mask in force is kept" ||
+    fail "a mask of the wrong shape: $(getstr "${C}StatusMessage_RBV")"
+putstr "${C}MaskFile" "$work/mask.npy"
+put "${C}LoadMask" 1
+put "${C}ResetPedestal" 1
+for setting in MoenchDarkFrames:100 MoenchCycleFrames:20 ImageMode:1 NumImages:160; do
+    put "${P}cam1:${setting%%:*}" "${setting#*:}"
+done
+before=$(get "${C}ArrayCounter_RBV")
+put "${P}cam1:Acquire" 1
+wait_for "${C}ArrayCounter_RBV" $((before + 160))
+wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+got_mask=$(get "${C}TotalClusters_RBV")
+got_masked=$(get "${C}MaskedPixels_RBV")
+[ "$got_mask" = "$expected_mask" ] && [ "$got_masked" = "$expected_masked" ] ||
+    fail "masked: $got_mask clusters and $got_masked pixels, the core $expected_mask and $expected_masked"
+putstr "${C}MaskFile" ""
+put "${C}LoadMask" 1
+put "${C}AutoMaskFactor" 0
+put "${P}cam1:MoenchDarkFrames" 0
+put "${P}cam1:MoenchCycleFrames" 0
+echo "ok: a mask of 40 rows and the rms rule (1.5) mask $got_masked pixels and leave $got_mask clusters, as the core alone"
+
 # New frame dimensions reset the pedestal and say so.
 put "${P}cam1:MoenchSource" 0
 put "${P}cam1:SizeY" 160

@@ -31,6 +31,8 @@ struct options {
     double flux, nsigma;
     uint32_t size, max_clusters, threads;
     const char *spectrum_path, *hitmap_path;
+    const char *mask_path; /* bad pixels, .npy */
+    double auto_mask;      /* the rms rule's k, 0 = off */
 };
 
 static void usage(FILE *out)
@@ -50,7 +52,9 @@ static void usage(FILE *out)
             "  --max-clusters N    MaxClusters (default 5000)\n"
             "  --threads N         CPU threads, 0 = one per CPU (default 0)\n"
             "  --spectrum FILE     spectrum counts, one a line\n"
-            "  --hitmap FILE       hit map counts, row-major, one a line\n");
+            "  --hitmap FILE       hit map counts, row-major, one a line\n"
+            "  --mask FILE.npy     bad pixels (LoadMask of MaskFile)\n"
+            "  --auto-mask K       the rms rule (AutoMaskFactor, default 0: off)\n");
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -63,6 +67,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"max-clusters", 1, 0, 'm'}, {"threads", 1, 0, 't'},
         {"spectrum", 1, 0, 'S'}, {"hitmap", 1, 0, 'H'},
         {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
+        {"mask", 1, 0, 'M'},    {"auto-mask", 1, 0, 'a'},
         {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
                           .nsigma = 5, .size = 3, .max_clusters = 5000};
@@ -72,7 +77,7 @@ static int parse(int argc, char **argv, struct options *o)
         char *end = NULL;
         unsigned long long n = 0;
         if (c != 'x' && c != 'n' && c != 'S' && c != 'H' && c != 'h' &&
-            c != '?')
+            c != 'M' && c != 'a' && c != '?')
             n = strtoull(optarg, &end, 10);
         switch (c) {
         case 'f': o->frames = n; have_frames = true; break;
@@ -89,6 +94,8 @@ static int parse(int argc, char **argv, struct options *o)
         case 'n': o->nsigma = strtod(optarg, &end); break;
         case 'S': o->spectrum_path = optarg; break;
         case 'H': o->hitmap_path = optarg; break;
+        case 'M': o->mask_path = optarg; break;
+        case 'a': o->auto_mask = strtod(optarg, &end); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -172,7 +179,12 @@ static int set_up(struct run *r, char *message)
     config.max_clusters = o->max_clusters;
     config.threads = o->threads;
     config.backend = CC_BACKEND_CPU; /* the reference; every backend agrees */
+    config.mask_rms_factor = o->auto_mask;
     rc = cc_finder_new(&r->finder, &config, message);
+    if (rc == CC_OK && o->mask_path != NULL &&
+        (rc = cc_finder_load_mask(r->finder, o->mask_path)) != CC_OK)
+        snprintf(message, CC_MESSAGE_SIZE, "%s",
+                 cc_finder_last_error(r->finder));
     if (rc != CC_OK)
         return rc;
     r->pixels = (size_t)sim.rows * sim.cols;
@@ -246,8 +258,9 @@ int main(int argc, char **argv)
         rc = cc_finder_get_stats(r.finder, &stats);
     if (rc == CC_OK) {
         printf("frames %" PRIu64 "\nclusters %" PRIu64 "\ndropped %" PRIu64
-               "\n", stats.frames_processed, stats.clusters,
-               stats.clusters_dropped);
+               "\nmasked %" PRIu64 "\n",
+               stats.frames_processed, stats.clusters, stats.clusters_dropped,
+               stats.masked_pixels);
         /* The line as the plugin fits it (docs/spec.md §4.7). */
         cc_peak peak;
         if (cc_spectrum_fit_peak(r.spectrum, 0, 0, &peak) == CC_OK)
