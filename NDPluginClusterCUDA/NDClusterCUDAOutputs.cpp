@@ -139,6 +139,24 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
     return pOut;
 }
 
+/* The hit map of every output thread counts from now on the photons of
+ * the job's window, or every cluster, and starts again from empty: a
+ * counting image of two windows would mean neither (finder lock held;
+ * takes the accumulator locks). */
+void NDPluginClusterCUDA::applyWindow(const Job &job)
+{
+    const cc_energy_window window = {(cc_energy)job.energy, job.windowLow,
+                                     job.windowHigh};
+    for (unsigned i = 0; i < outputThreads_; i++) {
+        Accumulator &part = accumulators_[i];
+        part.lock.lock();
+        /* Checked when written; the spectrum's energy is checked too. */
+        cc_hitmap_set_window(part.hitmap, job.windowed ? &window : NULL);
+        cc_hitmap_reset(part.hitmap);
+        part.lock.unlock();
+    }
+}
+
 /* Spectrum, hit map and noise mean, at most once per SpectrumPeriod
  * (port locked; takes the finder and the accumulator locks). The output
  * threads' parts are summed. */
@@ -165,6 +183,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     std::fill(spectrumCounts_, spectrumCounts_ + bins, 0.0);
     if (hits != NULL)
         std::fill(hits, hits + pixels, 0u);
+    uint64_t outside = 0;
     for (unsigned part = 0; part < outputThreads_; part++) {
         Accumulator &accumulator = accumulators_[part];
         accumulator.lock.lock();
@@ -172,6 +191,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
         for (uint32_t i = 0; i < bins; i++)
             spectrumCounts_[i] += (double)counts[i];
         /* The sum saturates, as each part does. */
+        outside += cc_hitmap_outside(accumulator.hitmap);
         const uint32_t *partHits = cc_hitmap_counts(accumulator.hitmap);
         for (size_t p = 0; hits != NULL && p < pixels; p++)
             hits[p] = partHits[p] > UINT32_MAX - hits[p]
@@ -204,6 +224,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     finderLock_.unlock();
     if (haveNoise)
         setDoubleParam(ClusterNoiseMean, noise);
+    setDoubleParam(ClusterOutsideWindow, (double)outside);
     if (pHits != NULL) {
         getTimeStamp(&pHits->epicsTS);
         doCallbacksGenericPointer(pHits, NDArrayData, ADDRESS_HITMAP);

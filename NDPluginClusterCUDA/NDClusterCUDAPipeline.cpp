@@ -121,7 +121,13 @@ void NDPluginClusterCUDA::processHeld()
     getDoubleParam(ClusterSpectrumMax, &job.max);
     job.settingsChanged = settingsChanged_;
     job.spectrumChanged = spectrumChanged_;
-    settingsChanged_ = spectrumChanged_ = false;
+    job.windowChanged = windowChanged_;
+    settingsChanged_ = spectrumChanged_ = windowChanged_ = false;
+    int windowed;
+    getIntegerParam(ClusterWindowEnable, &windowed);
+    job.windowed = windowed != 0;
+    getDoubleParam(ClusterWindowLow, &job.windowLow);
+    getDoubleParam(ClusterWindowHigh, &job.windowHigh);
     /* A LoadPedestal asked for before the frame size was known (as after
      * an IOC restart) is done now, before these frames. */
     job.load = pendingLoad_;
@@ -180,6 +186,9 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
         rows_ = rows;
         cols_ = cols;
     }
+    if (rc == CC_OK &&
+        (job.windowChanged || job.spectrumChanged || batch.newFrameSize))
+        applyWindow(job);
     if (rc == CC_OK && job.load) {
         rc = cc_finder_load_pedestal(finder_, job.loadPath);
         formatMessage(batch.message, sizeof batch.message, "%s%s",

@@ -43,6 +43,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       batchSlots_(2 * outputThreads_ + 2), handedOver_(0), found_(0),
       published_(0), threadsMissing_(false),
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
+      windowChanged_(true),
       spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL),
       unpublished_(false), pendingLoad_(false), pendingMask_(false)
@@ -136,6 +137,14 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
          &NDPluginClusterCUDA::ClusterPeakFitted},
         {ClusterHitMapResetString, asynParamInt32,
          &NDPluginClusterCUDA::ClusterHitMapReset},
+        {ClusterWindowEnableString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterWindowEnable},
+        {ClusterWindowLowString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterWindowLow},
+        {ClusterWindowHighString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterWindowHigh},
+        {ClusterOutsideWindowString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterOutsideWindow},
     };
     for (size_t i = 0; i < sizeof parameters / sizeof parameters[0]; i++)
         createParam(parameters[i].name, parameters[i].type,
@@ -175,6 +184,10 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterSpectrumMin, 0);
     setDoubleParam(ClusterSpectrumMax, 2000);
     setDoubleParam(ClusterSpectrumPeriod, 1.0);
+    setIntegerParam(ClusterWindowEnable, 0);
+    setDoubleParam(ClusterWindowLow, 0);
+    setDoubleParam(ClusterWindowHigh, 2000);
+    setDoubleParam(ClusterOutsideWindow, 0);
     setDoubleParam(ClusterPeakLow, 0);
     setDoubleParam(ClusterPeakHigh, 0);
     setIntegerParam(ClusterPeakFitted, 0);
@@ -390,6 +403,28 @@ asynStatus NDPluginClusterCUDA::refuseWrite(asynUser *pasynUser,
 /* Takes a spectrum setting (function, to value) only when the core can
  * make the spectrum it gives with the others, so that a batch never meets
  * one it cannot; else refuses the write (port locked). */
+/* Refuses a window that is empty or not finite; the window moves with the
+ * spectrum's energy. */
+asynStatus NDPluginClusterCUDA::checkWindow(asynUser *pasynUser, int function,
+                                            double value)
+{
+    double low, high;
+    getDoubleParam(ClusterWindowLow, &low);
+    getDoubleParam(ClusterWindowHigh, &high);
+    if (function == ClusterWindowLow)
+        low = value;
+    else if (function == ClusterWindowHigh)
+        high = value;
+    cc_energy_window window = {CC_ENERGY_SUM, low, high};
+    char message[CC_MESSAGE_SIZE];
+    if (cc_energy_window_check(&window, message) != CC_OK)
+        return refuseWrite(pasynUser, "%s (to move the window up, set "
+                                      "WindowHigh first)",
+                           message);
+    windowChanged_ = true;
+    return asynSuccess;
+}
+
 asynStatus NDPluginClusterCUDA::checkSpectrum(asynUser *pasynUser,
                                               int function, double value)
 {
@@ -447,6 +482,9 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
                function == ClusterSpectrumBins) {
         if (checkSpectrum(pasynUser, function, value) != asynSuccess)
             return asynError;
+    } else if (function == ClusterWindowEnable) {
+        value = value != 0;
+        windowChanged_ = true;
     } else if (function == ClusterMaxBatch) {
         /* Held arrays come from the source's pool: a bound keeps the
          * plugin from taking all of it. */
@@ -495,6 +533,9 @@ asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
         settingsChanged_ = true;
     if ((function == ClusterSpectrumMin || function == ClusterSpectrumMax) &&
         checkSpectrum(pasynUser, function, value) != asynSuccess)
+        return asynError;
+    if ((function == ClusterWindowLow || function == ClusterWindowHigh) &&
+        checkWindow(pasynUser, function, value) != asynSuccess)
         return asynError;
     asynStatus status = setDoubleParam(function, value);
     callParamCallbacks();

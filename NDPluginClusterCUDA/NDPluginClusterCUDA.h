@@ -71,6 +71,12 @@
 #define ClusterSpectrumString "CLUSTER_SPECTRUM"             /* asynFloat64Array r/o: counts */
 #define ClusterSpectrumXString "CLUSTER_SPECTRUM_X"          /* asynFloat64Array r/o: bin centres */
 #define ClusterSpectrumResetString "CLUSTER_SPECTRUM_RESET"  /* asynInt32: write 1 to clear */
+/* The energy window (docs/spec.md §7.2) on SpectrumEnergy: the hit map
+ * (address 1) counts only the photons inside it: the counting image. */
+#define ClusterWindowEnableString "CLUSTER_WINDOW_ENABLE" /* asynInt32: 0 off, 1 on */
+#define ClusterWindowLowString "CLUSTER_WINDOW_LOW"       /* asynFloat64, ADU: [Low, High) */
+#define ClusterWindowHighString "CLUSTER_WINDOW_HIGH"     /* asynFloat64, ADU */
+#define ClusterOutsideWindowString "CLUSTER_OUTSIDE_WINDOW" /* asynFloat64 r/o: clusters left out of the hit map */
 /* The spectrum's line (docs/spec.md §4.7), fitted at each publication. */
 #define ClusterPeakLowString "CLUSTER_PEAK_LOW"   /* asynFloat64, ADU: the fit's range; */
 #define ClusterPeakHighString "CLUSTER_PEAK_HIGH" /*   Low >= High: around the highest bin */
@@ -143,6 +149,10 @@ protected:
     int ClusterSpectrum;
     int ClusterSpectrumX;
     int ClusterSpectrumReset;
+    int ClusterWindowEnable;
+    int ClusterWindowLow;
+    int ClusterWindowHigh;
+    int ClusterOutsideWindow;
     int ClusterPeakLow;
     int ClusterPeakHigh;
     int ClusterPeakFitted;
@@ -162,6 +172,9 @@ private:
         cc_config config;
         bool settingsChanged;  /* a finder setting changed */
         bool spectrumChanged;  /* spectrum bins or range changed */
+        bool windowChanged;    /* the energy window changed */
+        bool windowed;
+        double windowLow, windowHigh;
         int energy, bins;
         double min, max;
         int maxClusters;       /* rows of the cluster arrays */
@@ -200,6 +213,8 @@ private:
     void refuse(NDArray *pArray, const char *why);
     asynStatus refuseWrite(asynUser *pasynUser, const char *format, ...);
     asynStatus checkSpectrum(asynUser *pasynUser, int function, double value);
+    asynStatus checkWindow(asynUser *pasynUser, int function, double value);
+    void applyWindow(const Job &job);
     void processHeld();
     template <typename Ready>
     void awaitBatches(epicsEvent &event, Ready ready);
@@ -240,6 +255,7 @@ private:
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
     bool settingsChanged_;     /* a setting changed since the last batch */
     bool spectrumChanged_;     /* spectrum bins or range changed */
+    bool windowChanged_;       /* the energy window changed */
     double *spectrumCounts_, *spectrumCentres_; /* finder lock */
     double *rms_;              /* scratch for the pedestal's noise map */
     /* Arrays taken from the queue and not yet handed over (reserved):

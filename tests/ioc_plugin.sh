@@ -250,6 +250,20 @@ for setting in MoenchFrameRing:0 MoenchCycleFrames:0 MoenchDarkFrames:0 AcquireP
 done
 echo "ok: $replayed of 220 frames from the source's ring of 40 NDArrays, $got_ring clusters, as the core alone"
 
+# acquire_cycled: trains the pedestal again on 100 dark frames and finds
+# the clusters of 60 more, 20 frames cycled, as source_totals --frames 60
+# --dark 100 --pedestal 100 --cycle 20 computes them; waits for all.
+acquire_cycled() {
+    put "${C}ResetPedestal" 1
+    for setting in MoenchDarkFrames:100 MoenchCycleFrames:20 ImageMode:1 NumImages:160; do
+        put "${P}cam1:${setting%%:*}" "${setting#*:}"
+    done
+    before=$(get "${C}ArrayCounter_RBV")
+    put "${P}cam1:Acquire" 1
+    wait_for "${C}ArrayCounter_RBV" $((before + 160))
+    wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+}
+
 # A bad-pixel mask from a file, with the rms rule on top: the clusters the
 # core finds with the same mask, and as many pixels masked; a file of the
 # wrong shape is refused and the mask kept.
@@ -269,14 +283,7 @@ getstr "${C}StatusMessage_RBV" | grep -q "(400, 400) is needed; the mask in forc
     fail "a mask of the wrong shape: $(getstr "${C}StatusMessage_RBV")"
 putstr "${C}MaskFile" "$work/mask.npy"
 put "${C}LoadMask" 1
-put "${C}ResetPedestal" 1
-for setting in MoenchDarkFrames:100 MoenchCycleFrames:20 ImageMode:1 NumImages:160; do
-    put "${P}cam1:${setting%%:*}" "${setting#*:}"
-done
-before=$(get "${C}ArrayCounter_RBV")
-put "${P}cam1:Acquire" 1
-wait_for "${C}ArrayCounter_RBV" $((before + 160))
-wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+acquire_cycled
 got_mask=$(get "${C}TotalClusters_RBV")
 got_masked=$(get "${C}MaskedPixels_RBV")
 [ "$got_mask" = "$expected_mask" ] && [ "$got_masked" = "$expected_masked" ] ||
@@ -287,6 +294,38 @@ put "${C}AutoMaskFactor" 0
 put "${P}cam1:MoenchDarkFrames" 0
 put "${P}cam1:MoenchCycleFrames" 0
 echo "ok: a mask of 40 rows and the rms rule (1.5) mask $got_masked pixels and leave $got_mask clusters, as the core alone"
+
+# The energy window: the hit map becomes the counting image of [700, 900)
+# ADU, the core's of the same frames, with as many clusters left out; an
+# empty window is refused.
+"${builddir:-.}/tools/source_totals" --frames 60 --dark 100 --pedestal 100 \
+    --cycle 20 --size 3 --energy-window 700:900 --hitmap "$work/counts.txt" \
+    >"$work/totals_window.txt" || fail "source_totals --energy-window failed"
+expected_outside=$(sed -n 's/^outside //p' "$work/totals_window.txt")
+put "${C}WindowHigh" 900
+put "${C}WindowLow" 700
+put "${C}WindowLow" 950
+[ "$(get "${C}WindowLow_RBV")" = 700 ] || fail "an empty window was taken"
+put "${C}WindowEnable" 1
+put "${P}image1:EnableCallbacks" 1
+acquire_cycled
+for _ in $(seq 20); do # the hit map is published every SpectrumPeriod
+    counts_equal "${P}image1:ArrayData" "$work/counts.txt" &&
+        [ "$(get "${C}OutsideWindow_RBV")" = "$expected_outside" ] && break
+    sleep 0.25
+done
+counts_equal "${P}image1:ArrayData" "$work/counts.txt" ||
+    fail "the counting image differs from the core's"
+got_outside=$(get "${C}OutsideWindow_RBV")
+[ "$got_outside" = "$expected_outside" ] ||
+    fail "$got_outside clusters outside the window, the core $expected_outside"
+for setting in WindowEnable:0 WindowLow:0 WindowHigh:2000; do
+    put "${C}${setting%%:*}" "${setting#*:}"
+done
+put "${P}image1:EnableCallbacks" 0
+put "${P}cam1:MoenchDarkFrames" 0
+put "${P}cam1:MoenchCycleFrames" 0
+echo "ok: the window [700, 900) ADU makes the hit map the core's counting image, $got_outside clusters left out"
 
 # New frame dimensions reset the pedestal and say so.
 put "${P}cam1:MoenchSource" 0

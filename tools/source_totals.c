@@ -33,6 +33,8 @@ struct options {
     const char *spectrum_path, *hitmap_path;
     const char *mask_path; /* bad pixels, .npy */
     double auto_mask;      /* the rms rule's k, 0 = off */
+    bool windowed;         /* the hit map counts [low, high) ADU of sum */
+    double window_low, window_high;
 };
 
 static void usage(FILE *out)
@@ -54,7 +56,9 @@ static void usage(FILE *out)
             "  --spectrum FILE     spectrum counts, one a line\n"
             "  --hitmap FILE       hit map counts, row-major, one a line\n"
             "  --mask FILE.npy     bad pixels (LoadMask of MaskFile)\n"
-            "  --auto-mask K       the rms rule (AutoMaskFactor, default 0: off)\n");
+            "  --auto-mask K       the rms rule (AutoMaskFactor, default 0: off)\n"
+            "  --energy-window LO:HI  the hit map counts the clusters of sum in\n"
+            "                      [LO, HI) ADU (WindowEnable, WindowLow, WindowHigh)\n");
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -68,6 +72,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"spectrum", 1, 0, 'S'}, {"hitmap", 1, 0, 'H'},
         {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
         {"mask", 1, 0, 'M'},    {"auto-mask", 1, 0, 'a'},
+        {"energy-window", 1, 0, 'w'},
         {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
                           .nsigma = 5, .size = 3, .max_clusters = 5000};
@@ -77,7 +82,7 @@ static int parse(int argc, char **argv, struct options *o)
         char *end = NULL;
         unsigned long long n = 0;
         if (c != 'x' && c != 'n' && c != 'S' && c != 'H' && c != 'h' &&
-            c != 'M' && c != 'a' && c != '?')
+            c != 'M' && c != 'a' && c != 'w' && c != '?')
             n = strtoull(optarg, &end, 10);
         switch (c) {
         case 'f': o->frames = n; have_frames = true; break;
@@ -96,6 +101,14 @@ static int parse(int argc, char **argv, struct options *o)
         case 'H': o->hitmap_path = optarg; break;
         case 'M': o->mask_path = optarg; break;
         case 'a': o->auto_mask = strtod(optarg, &end); break;
+        case 'w':
+            o->windowed = true;
+            o->window_low = strtod(optarg, &end);
+            if (*end == ':')
+                o->window_high = strtod(end + 1, &end);
+            else
+                end = optarg; /* no colon: a bad value */
+            break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -198,6 +211,12 @@ static int set_up(struct run *r, char *message)
         snprintf(message, CC_MESSAGE_SIZE, "out of memory");
         return CC_ENOMEM;
     }
+    const cc_energy_window window = {CC_ENERGY_SUM, o->window_low,
+                                     o->window_high};
+    if (o->windowed && cc_hitmap_set_window(r->hitmap, &window) != CC_OK) {
+        snprintf(message, CC_MESSAGE_SIZE, "an empty energy window");
+        return CC_EINVAL;
+    }
     if (o->cycle > 0)
         rc = cc_simulator_frames(r->simulator, o->dark, (size_t)o->cycle,
                                  r->cycle, NULL);
@@ -258,9 +277,9 @@ int main(int argc, char **argv)
         rc = cc_finder_get_stats(r.finder, &stats);
     if (rc == CC_OK) {
         printf("frames %" PRIu64 "\nclusters %" PRIu64 "\ndropped %" PRIu64
-               "\nmasked %" PRIu64 "\n",
+               "\nmasked %" PRIu64 "\noutside %" PRIu64 "\n",
                stats.frames_processed, stats.clusters, stats.clusters_dropped,
-               stats.masked_pixels);
+               stats.masked_pixels, cc_hitmap_outside(r.hitmap));
         /* The line as the plugin fits it (docs/spec.md §4.7). */
         cc_peak peak;
         if (cc_spectrum_fit_peak(r.spectrum, 0, 0, &peak) == CC_OK)
