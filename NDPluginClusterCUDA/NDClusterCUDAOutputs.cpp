@@ -42,7 +42,7 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
                       accumulators_[0].hitmap == NULL;
     cc_spectrum *spectra[MAX_OUTPUT_THREADS] = {NULL};
     cc_hitmap *hitmaps[MAX_OUTPUT_THREADS] = {NULL};
-    double *counts = NULL, *centres = NULL, *rms = NULL;
+    double *counts = NULL, *centres = NULL, *rms = NULL, *mean = NULL;
     int rc = bins > 0 ? CC_OK : CC_EINVAL;
     for (unsigned i = 0; rc == CC_OK && i < parts; i++)
         rc = cc_spectrum_new(&spectra[i], (cc_energy)energy, (uint32_t)bins,
@@ -54,9 +54,12 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
     } else {
         counts = (double *)calloc((size_t)bins, sizeof *counts);
         centres = (double *)calloc((size_t)bins, sizeof *centres);
-        if (newHitmaps)
+        if (newHitmaps) {
             rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
-        rc = counts != NULL && centres != NULL && (rms != NULL || !newHitmaps)
+            mean = (double *)malloc((size_t)rows * cols * sizeof *mean);
+        }
+        rc = counts != NULL && centres != NULL &&
+                     ((rms != NULL && mean != NULL) || !newHitmaps)
                  ? CC_OK
                  : CC_ENOMEM;
         for (unsigned i = 0; rc == CC_OK && newHitmaps && i < parts; i++)
@@ -73,6 +76,7 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
         free(counts);
         free(centres);
         free(rms);
+        free(mean);
         return rc;
     }
     for (int i = 0; i < bins; i++)
@@ -84,7 +88,9 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
     spectrumCentres_ = centres;
     if (newHitmaps) {
         free(rms_);
+        free(mean_);
         rms_ = rms;
+        mean_ = mean;
     }
     for (unsigned i = 0; i < parts; i++) {
         Accumulator &part = accumulators_[i];
@@ -214,10 +220,15 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     setIntegerParam(ClusterPeakFitted, fitted);
     double noise = 0;
     bool haveNoise = finder_ != NULL &&
-                     cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK;
+                     cc_finder_pedestal_maps(finder_, mean_, rms_) == CC_OK;
     for (size_t p = 0; haveNoise && p < pixels; p++)
         noise += rms_[p];
     noise /= (double)pixels;
+    cc_finder_stats stats;
+    NDArray *maps[3] = {NULL, NULL, NULL};
+    if (haveNoise && cc_finder_get_stats(finder_, &stats) == CC_OK &&
+        stats.state == CC_PEDESTAL_READY)
+        makeMaps(maps);
     /* The waveforms' arrays are replaced under the finder lock. */
     doCallbacksFloat64Array(spectrumCounts_, bins, ClusterSpectrum, 0);
     doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
@@ -229,5 +240,42 @@ void NDPluginClusterCUDA::publishSlow(bool force)
         getTimeStamp(&pHits->epicsTS);
         doCallbacksGenericPointer(pHits, NDArrayData, ADDRESS_HITMAP);
         pHits->release();
+    }
+    for (int i = 0; i < 3; i++)
+        if (maps[i] != NULL) {
+            getTimeStamp(&maps[i]->epicsTS);
+            doCallbacksGenericPointer(maps[i], NDArrayData,
+                                      ADDRESS_PEDESTAL + i);
+            maps[i]->release();
+        }
+}
+
+/* The pedestal's mean and rms maps (in mean_ and rms_) and the mask as
+ * NDArrays for addresses 2 to 4, each with a Map attribute saying what it
+ * is (finder lock held); an array the pool cannot give is left NULL. */
+void NDPluginClusterCUDA::makeMaps(NDArray *maps[3])
+{
+    static const char *const names[3] = {
+        "pedestal mean (ADU)", "pedestal noise rms (ADU)",
+        "bad-pixel mask (1 = masked)"};
+    const size_t pixels = (size_t)rows_ * cols_;
+    size_t dims[2] = {(size_t)cols_, (size_t)rows_};
+    for (int i = 0; i < 3; i++) {
+        maps[i] = pNDArrayPool->alloc(2, dims, i < 2 ? NDFloat32 : NDUInt8, 0,
+                                      NULL);
+        if (maps[i] == NULL)
+            continue;
+        maps[i]->pAttributeList->add("Map", "what the array holds",
+                                     NDAttrString, (void *)names[i]);
+        if (i < 2) {
+            const double *from = i == 0 ? mean_ : rms_;
+            float *to = (float *)maps[i]->pData;
+            for (size_t p = 0; p < pixels; p++)
+                to[p] = (float)from[p];
+        } else if (cc_finder_get_mask(finder_, (uint8_t *)maps[i]->pData) !=
+                   CC_OK) {
+            maps[i]->release();
+            maps[i] = NULL;
+        }
     }
 }

@@ -45,7 +45,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
       windowChanged_(true),
       spectrumCounts_(NULL),
-      spectrumCentres_(NULL), rms_(NULL),
+      spectrumCentres_(NULL), rms_(NULL), mean_(NULL),
       unpublished_(false), pendingLoad_(false), pendingMask_(false)
 {
     /* Every parameter, in the order asyn numbers them (ClusterNSigma,
@@ -225,6 +225,7 @@ NDPluginClusterCUDA::~NDPluginClusterCUDA()
     free(spectrumCounts_);
     free(spectrumCentres_);
     free(rms_);
+    free(mean_);
 }
 
 void NDPluginClusterCUDA::setStatus(const char *format, ...)

@@ -95,7 +95,11 @@ public:
     enum {
         ADDRESS_CLUSTERS = 0, /* each frame's clusters, NDInt32 */
         ADDRESS_HITMAP = 1,   /* the hit map, NDUInt32, every SpectrumPeriod */
-        NUM_ADDRESSES = 2
+        /* The pedestal's maps, every SpectrumPeriod once it is ready: */
+        ADDRESS_PEDESTAL = 2, /* its mean per pixel, NDFloat32, ADU */
+        ADDRESS_NOISE = 3,    /* its rms per pixel, NDFloat32, ADU */
+        ADDRESS_MASK = 4,     /* the bad-pixel mask, NDUInt8, 1 = masked */
+        NUM_ADDRESSES = 5
     };
 
     void processCallbacks(NDArray *pArray);
@@ -225,6 +229,7 @@ private:
     void reportBatch(const Batch &batch);
     void publishBatch(Batch &batch);
     void publishSlow(bool force);
+    void makeMaps(NDArray *maps[3]);
     NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
                           int maxClusters);
     void pedestalCommand(int function);
@@ -258,6 +263,7 @@ private:
     bool windowChanged_;       /* the energy window changed */
     double *spectrumCounts_, *spectrumCentres_; /* finder lock */
     double *rms_;              /* scratch for the pedestal's noise map */
+    double *mean_;             /* scratch for its mean map */
     /* Arrays taken from the queue and not yet handed over (reserved):
      * the processing thread's own. */
     std::vector<NDArray *> held_;

@@ -32,8 +32,9 @@ wait_for() {
     done
     fail "$1 is $(get "$1"), not $2"
 }
-# counts_equal PV FILE: the first lines of PV's array are FILE's lines.
+# counts_equal PV FILE [DIGITS]: the first lines of PV's array, with
+# DIGITS decimals (default 0), are FILE's lines.
 counts_equal() {
-    "$caget" -t -f0 "$1" | tr ' ' '\n' | tail -n +2 |
+    "$caget" -t -f"${3:-0}" "$1" | tr ' ' '\n' | tail -n +2 |
         head -n "$(wc -l <"$2")" | cmp -s - "$2"
 }

@@ -271,7 +271,8 @@ $python -c "import numpy, sys; m = numpy.zeros((400, 400), numpy.uint8); m[100:1
     "$work/mask.npy" "$work/short_mask.npy" || fail "cannot write the masks"
 "${builddir:-.}/tools/source_totals" --frames 60 --dark 100 --pedestal 100 \
     --cycle 20 --size 3 --mask "$work/mask.npy" --auto-mask 1.5 \
-    >"$work/totals_mask.txt" || fail "source_totals --mask failed"
+    --maps "$work/maps" >"$work/totals_mask.txt" ||
+    fail "source_totals --mask failed"
 expected_mask=$(sed -n 's/^clusters //p' "$work/totals_mask.txt")
 expected_masked=$(sed -n 's/^masked //p' "$work/totals_mask.txt")
 put "${C}AutoMaskFactor" 0.5
@@ -283,17 +284,37 @@ getstr "${C}StatusMessage_RBV" | grep -q "(400, 400) is needed; the mask in forc
     fail "a mask of the wrong shape: $(getstr "${C}StatusMessage_RBV")"
 putstr "${C}MaskFile" "$work/mask.npy"
 put "${C}LoadMask" 1
+for map in pedestal1 noise1 mask1; do
+    put "${P}${map}:EnableCallbacks" 1
+done
 acquire_cycled
 got_mask=$(get "${C}TotalClusters_RBV")
 got_masked=$(get "${C}MaskedPixels_RBV")
 [ "$got_mask" = "$expected_mask" ] && [ "$got_masked" = "$expected_masked" ] ||
     fail "masked: $got_mask clusters and $got_masked pixels, the core $expected_mask and $expected_masked"
+# The maps on addresses 2 to 4 (published every SpectrumPeriod): the
+# core's pedestal mean and rms after the same frames, and the same mask.
+for _ in $(seq 20); do
+    counts_equal "${P}pedestal1:ArrayData" "$work/maps_mean.txt" 6 &&
+        counts_equal "${P}noise1:ArrayData" "$work/maps_rms.txt" 6 &&
+        counts_equal "${P}mask1:ArrayData" "$work/maps_mask.txt" && break
+    sleep 0.25
+done
+counts_equal "${P}pedestal1:ArrayData" "$work/maps_mean.txt" 6 ||
+    fail "the pedestal map differs from the core's"
+counts_equal "${P}noise1:ArrayData" "$work/maps_rms.txt" 6 ||
+    fail "the noise map differs from the core's"
+counts_equal "${P}mask1:ArrayData" "$work/maps_mask.txt" ||
+    fail "the mask map differs from the core's"
+for map in pedestal1 noise1 mask1; do
+    put "${P}${map}:EnableCallbacks" 0
+done
 putstr "${C}MaskFile" ""
 put "${C}LoadMask" 1
 put "${C}AutoMaskFactor" 0
 put "${P}cam1:MoenchDarkFrames" 0
 put "${P}cam1:MoenchCycleFrames" 0
-echo "ok: a mask of 40 rows and the rms rule (1.5) mask $got_masked pixels and leave $got_mask clusters, as the core alone"
+echo "ok: a mask of 40 rows and the rms rule (1.5) mask $got_masked pixels and leave $got_mask clusters, as the core alone; the pedestal, noise and mask maps are the core's"
 
 # The energy window: the hit map becomes the counting image of [700, 900)
 # ADU, the core's of the same frames, with as many clusters left out; an

@@ -32,6 +32,7 @@ struct options {
     uint32_t size, max_clusters, threads;
     const char *spectrum_path, *hitmap_path;
     const char *mask_path; /* bad pixels, .npy */
+    const char *maps_prefix; /* PREFIX_mean.txt, _rms.txt, _mask.txt */
     double auto_mask;      /* the rms rule's k, 0 = off */
     bool windowed;         /* the hit map counts [low, high) ADU of sum */
     double window_low, window_high;
@@ -58,7 +59,10 @@ static void usage(FILE *out)
             "  --mask FILE.npy     bad pixels (LoadMask of MaskFile)\n"
             "  --auto-mask K       the rms rule (AutoMaskFactor, default 0: off)\n"
             "  --energy-window LO:HI  the hit map counts the clusters of sum in\n"
-            "                      [LO, HI) ADU (WindowEnable, WindowLow, WindowHigh)\n");
+            "                      [LO, HI) ADU (WindowEnable, WindowLow, WindowHigh)\n"
+            "  --maps PREFIX       the pedestal's mean and rms (as the plugin's\n"
+            "                      float maps, %%.6f) and the mask, one pixel a line,\n"
+            "                      in PREFIX_mean.txt, PREFIX_rms.txt, PREFIX_mask.txt\n");
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -72,7 +76,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"spectrum", 1, 0, 'S'}, {"hitmap", 1, 0, 'H'},
         {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
         {"mask", 1, 0, 'M'},    {"auto-mask", 1, 0, 'a'},
-        {"energy-window", 1, 0, 'w'},
+        {"energy-window", 1, 0, 'w'}, {"maps", 1, 0, 'P'},
         {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
                           .nsigma = 5, .size = 3, .max_clusters = 5000};
@@ -82,7 +86,7 @@ static int parse(int argc, char **argv, struct options *o)
         char *end = NULL;
         unsigned long long n = 0;
         if (c != 'x' && c != 'n' && c != 'S' && c != 'H' && c != 'h' &&
-            c != 'M' && c != 'a' && c != 'w' && c != '?')
+            c != 'M' && c != 'a' && c != 'w' && c != 'P' && c != '?')
             n = strtoull(optarg, &end, 10);
         switch (c) {
         case 'f': o->frames = n; have_frames = true; break;
@@ -100,6 +104,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'S': o->spectrum_path = optarg; break;
         case 'H': o->hitmap_path = optarg; break;
         case 'M': o->mask_path = optarg; break;
+        case 'P': o->maps_prefix = optarg; break;
         case 'a': o->auto_mask = strtod(optarg, &end); break;
         case 'w':
             o->windowed = true;
@@ -262,6 +267,40 @@ static int write_counts(const char *path, const void *counts, size_t n,
     return fclose(out);
 }
 
+/* The maps the plugin publishes on addresses 2 to 4, as caget prints
+ * them: each value rounded to float, then %.6f. */
+static int write_maps(cc_finder *finder, size_t pixels, const char *prefix)
+{
+    double *mean = malloc(2 * pixels * sizeof *mean);
+    uint8_t *mask = malloc(pixels);
+    int rc = mean != NULL && mask != NULL &&
+                     cc_finder_pedestal_maps(finder, mean, mean + pixels) ==
+                         CC_OK &&
+                     cc_finder_get_mask(finder, mask) == CC_OK
+                 ? 0
+                 : -1;
+    static const char *const suffixes[3] = {"_mean.txt", "_rms.txt",
+                                            "_mask.txt"};
+    for (int m = 0; rc == 0 && m < 3; m++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s%s", prefix, suffixes[m]);
+        FILE *out = fopen(path, "w");
+        if (out == NULL) {
+            rc = -1;
+            break;
+        }
+        for (size_t p = 0; p < pixels; p++)
+            if (m < 2)
+                fprintf(out, "%.6f\n", (double)(float)mean[m * pixels + p]);
+            else
+                fprintf(out, "%u\n", (unsigned)mask[p]);
+        rc = fclose(out);
+    }
+    free(mean);
+    free(mask);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -291,7 +330,9 @@ int main(int argc, char **argv)
                           cc_spectrum_bins(r.spectrum), true) != 0) ||
             (o.hitmap_path != NULL &&
              write_counts(o.hitmap_path, cc_hitmap_counts(r.hitmap),
-                          r.pixels, false) != 0)) {
+                          r.pixels, false) != 0) ||
+            (o.maps_prefix != NULL &&
+             write_maps(r.finder, r.pixels, o.maps_prefix) != 0)) {
             snprintf(message, sizeof message, "cannot write the counts");
             rc = CC_EIO;
         }

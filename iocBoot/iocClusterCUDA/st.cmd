@@ -57,4 +57,13 @@ dbLoadRecords("NDProcess.template", "P=$(PREFIX),R=Proc1:,PORT=PROC1,ADDR=0,TIME
 NDStdArraysConfigure("IMAGE1", 3, 0, "CLUSTER1", 1, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=image1:,PORT=IMAGE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=1,TYPE=Int32,FTVL=LONG,NELEMENTS=160000")
 
+# The pedestal's mean and noise maps and the bad-pixel mask (addresses 2,
+# 3 and 4), for viewers.
+NDStdArraysConfigure("PEDESTAL1", 3, 0, "CLUSTER1", 2, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=pedestal1:,PORT=PEDESTAL1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=2,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
+NDStdArraysConfigure("NOISE1", 3, 0, "CLUSTER1", 3, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=noise1:,PORT=NOISE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=3,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
+NDStdArraysConfigure("MASK1", 3, 0, "CLUSTER1", 4, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=mask1:,PORT=MASK1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=4,TYPE=Int8,FTVL=UCHAR,NELEMENTS=160000")
+
 iocInit()
