@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* frames.c: see frames.h. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "frames.h"
 #include "internal.h"
@@ -136,4 +139,41 @@ cc_clusters *test_clusters(uint32_t size_x, uint32_t size_y, size_t n,
             out[c] = values[i * cells + c];
     }
     return clusters;
+}
+
+void scratch_open(struct scratch *scratch, const char *file_name)
+{
+    snprintf(scratch->directory, sizeof scratch->directory,
+             "/tmp/cc_test_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(scratch->directory));
+    snprintf(scratch->path, sizeof scratch->path, "%s/%s", scratch->directory,
+             file_name);
+}
+
+void scratch_close(struct scratch *scratch)
+{
+    unlink(scratch->path);
+    rmdir(scratch->directory);
+}
+
+void test_write_file(const char *path, const void *data, size_t size)
+{
+    FILE *file = fopen(path, "wb");
+    ck_assert_ptr_nonnull(file);
+    ck_assert_uint_eq(fwrite(data, 1, size, file), size);
+    fclose(file);
+}
+
+unsigned char *test_read_file(const char *path, size_t *size)
+{
+    FILE *file = fopen(path, "rb");
+    ck_assert_ptr_nonnull(file);
+    fseek(file, 0, SEEK_END);
+    *size = (size_t)ftell(file);
+    rewind(file);
+    unsigned char *data = malloc(*size + 1);
+    ck_assert_ptr_nonnull(data);
+    ck_assert_uint_eq(fread(data, 1, *size, file), *size);
+    fclose(file);
+    return data;
 }

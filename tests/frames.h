@@ -7,6 +7,7 @@
 #ifndef FRAMES_H
 #define FRAMES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "clustercore.h"
@@ -37,6 +38,21 @@ cc_simulator *test_simulator(const cc_simulator_config *config);
  * centred at (10, 20) unless xy gives (x, y) pairs. */
 cc_clusters *test_clusters(uint32_t size_x, uint32_t size_y, size_t n,
                            const int32_t *values, const uint16_t *xy);
+
+/* A scratch folder under /tmp with one file's path in it, for the file
+ * tests' fixtures: scratch_open makes the folder, scratch_close removes
+ * the file and the folder. */
+struct scratch {
+    char directory[64];
+    char path[256];
+};
+void scratch_open(struct scratch *scratch, const char *file_name);
+void scratch_close(struct scratch *scratch);
+/* Writes size bytes to path, or the test fails. */
+void test_write_file(const char *path, const void *data, size_t size);
+/* The bytes of path, with one spare byte allocated after them (to make
+ * an overlong copy), or the test fails. */
+unsigned char *test_read_file(const char *path, size_t *size);
 
 /* Creates and trains a flat finder (nsigma 5) and an empty frame. */
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,

@@ -309,46 +309,25 @@ START_TEST(flatness_by_hand)
 }
 END_TEST
 
-static char directory[] = "/tmp/cc_eta_XXXXXX";
-static char path[256];
+static struct scratch scratch;
 
 static void setup(void)
 {
-    ck_assert_ptr_nonnull(mkdtemp(directory));
-    snprintf(path, sizeof path, "%s/flat.eta", directory);
+    scratch_open(&scratch, "flat.eta");
 }
 
 static void teardown(void)
 {
-    unlink(path);
-    rmdir(directory);
-    memcpy(directory + strlen(directory) - 6, "XXXXXX", 6);
-}
-
-static unsigned char *file_bytes(size_t *size)
-{
-    FILE *file = fopen(path, "rb");
-    ck_assert_ptr_nonnull(file);
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    rewind(file);
-    unsigned char *data = malloc(*size + 1);
-    ck_assert_ptr_nonnull(data);
-    ck_assert_uint_eq(fread(data, 1, *size, file), *size);
-    fclose(file);
-    return data;
+    scratch_close(&scratch);
 }
 
 static void assert_refused(const unsigned char *data, size_t size,
                            const char *why)
 {
-    FILE *file = fopen(path, "wb");
-    ck_assert_ptr_nonnull(file);
-    ck_assert_uint_eq(fwrite(data, 1, size, file), size);
-    fclose(file);
-    cc_eta_calibration *calibration = (cc_eta_calibration *)path;
+    test_write_file(scratch.path, data, size);
+    cc_eta_calibration *calibration = (cc_eta_calibration *)scratch.path;
     char message[CC_MESSAGE_SIZE];
-    ck_assert_int_eq(cc_eta_calibration_read(&calibration, path, message),
+    ck_assert_int_eq(cc_eta_calibration_read(&calibration, scratch.path, message),
                      CC_EFORMAT);
     ck_assert_ptr_null(calibration);
     ck_assert_msg(strstr(message, why) != NULL, "'%s' does not say '%s'",
@@ -366,9 +345,9 @@ START_TEST(calibration_file)
     ck_assert_int_eq(cc_eta_calibration_add(saved, clusters), CC_OK);
     cc_clusters_destroy(clusters);
     char message[CC_MESSAGE_SIZE];
-    ck_assert_int_eq(cc_eta_calibration_save(saved, path, message), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_save(saved, scratch.path, message), CC_OK);
     cc_eta_calibration *read;
-    ck_assert_int_eq(cc_eta_calibration_read(&read, path, message), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_read(&read, scratch.path, message), CC_OK);
     cc_eta_calibration_info a, b;
     cc_eta_calibration_info_get(saved, &a);
     cc_eta_calibration_info_get(read, &b);
@@ -385,7 +364,7 @@ START_TEST(calibration_file)
     cc_eta_calibration_destroy(saved);
 
     size_t size;
-    unsigned char *data = file_bytes(&size);
+    unsigned char *data = test_read_file(scratch.path, &size);
     ck_assert_uint_eq(size, 88 + 9 * 8);
     static const size_t cuts[] = {0, 8, 87, 88, 100};
     for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++)
@@ -425,8 +404,8 @@ START_TEST(calibration_file)
     data[0] = 'X';
     assert_refused(data, size, "not a clustercore eta calibration");
     free(data);
-    unlink(path);
-    ck_assert_int_eq(cc_eta_calibration_read(&read, path, message), CC_EIO);
+    unlink(scratch.path);
+    ck_assert_int_eq(cc_eta_calibration_read(&read, scratch.path, message), CC_EIO);
 }
 END_TEST
 

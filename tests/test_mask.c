@@ -277,42 +277,16 @@ START_TEST(user_mask_life_cycle)
 }
 END_TEST
 
-static char directory[] = "/tmp/cc_mask_XXXXXX";
-static char path[256];
+static struct scratch scratch;
 
 static void setup(void)
 {
-    ck_assert_ptr_nonnull(mkdtemp(directory));
-    snprintf(path, sizeof path, "%s/file", directory);
+    scratch_open(&scratch, "file");
 }
 
 static void teardown(void)
 {
-    unlink(path);
-    rmdir(directory);
-    memcpy(directory + strlen(directory) - 6, "XXXXXX", 6);
-}
-
-static void write_file(const void *data, size_t size)
-{
-    FILE *file = fopen(path, "wb");
-    ck_assert_ptr_nonnull(file);
-    ck_assert_uint_eq(fwrite(data, 1, size, file), size);
-    fclose(file);
-}
-
-static unsigned char *read_file(size_t *size)
-{
-    FILE *file = fopen(path, "rb");
-    ck_assert_ptr_nonnull(file);
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    rewind(file);
-    unsigned char *data = malloc(*size);
-    ck_assert_ptr_nonnull(data);
-    ck_assert_uint_eq(fread(data, 1, *size, file), *size);
-    fclose(file);
-    return data;
+    scratch_close(&scratch);
 }
 
 /* The header's version and payload CRC, rewritten after an edit. */
@@ -334,11 +308,11 @@ START_TEST(mask_in_pedestal_files)
     ck_assert_int_eq(cc_finder_set_mask(saver, (const uint8_t[4]){0, 0, 1, 0}),
                      CC_OK);                   /* median 2: rms 100 masked */
     ck_assert_uint_eq(masked_count(saver), 2);
-    ck_assert_int_eq(cc_finder_save_pedestal(saver, path), CC_OK);
+    ck_assert_int_eq(cc_finder_save_pedestal(saver, scratch.path), CC_OK);
     cc_finder_destroy(saver);
 
     cc_finder *loader = finder_with_rms(a, 0, (const uint8_t[4]){0, 1, 0, 0});
-    ck_assert_int_eq(cc_finder_load_pedestal(loader, path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_pedestal(loader, scratch.path), CC_OK);
     uint8_t mask[4];
     ck_assert_int_eq(cc_finder_get_mask(loader, mask), CC_OK);
     ck_assert_mem_eq(mask, ((uint8_t[4]){0, 0, 1, 1}), 4);
@@ -348,28 +322,28 @@ START_TEST(mask_in_pedestal_files)
     cc_finder_destroy(loader);
 
     size_t size;
-    unsigned char *data = read_file(&size);
+    unsigned char *data = test_read_file(scratch.path, &size);
     ck_assert_mem_eq(data + size - 4,
                      ((uint8_t[4]){0, 0, CC__MASKED_BY_USER,
                                    CC__MASKED_BY_RMS}),
                      4);
     seal(data, size - 4, 1);
-    write_file(data, size - 4);
+    test_write_file(scratch.path, data, size - 4);
     loader = finder_with_rms(a, 0, (const uint8_t[4]){0, 1, 0, 0});
-    ck_assert_int_eq(cc_finder_load_pedestal(loader, path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_pedestal(loader, scratch.path), CC_OK);
     ck_assert_int_eq(cc_finder_get_mask(loader, mask), CC_OK);
     ck_assert_mem_eq(mask, ((uint8_t[4]){0, 1, 0, 0}), 4);
 
     data[size - 2] = 4;
     seal(data, size, 2);
-    write_file(data, size);
-    ck_assert_int_eq(cc_finder_load_pedestal(loader, path), CC_EFORMAT);
+    test_write_file(scratch.path, data, size);
+    ck_assert_int_eq(cc_finder_load_pedestal(loader, scratch.path), CC_EFORMAT);
     ck_assert_ptr_nonnull(strstr(cc_finder_last_error(loader), "mask byte"));
     ck_assert_int_eq(cc_finder_get_mask(loader, mask), CC_OK);
     ck_assert_mem_eq(mask, ((uint8_t[4]){0, 1, 0, 0}), 4);
     seal(data, size, 3);
-    write_file(data, size);
-    ck_assert_int_eq(cc_finder_load_pedestal(loader, path), CC_EFORMAT);
+    test_write_file(scratch.path, data, size);
+    ck_assert_int_eq(cc_finder_load_pedestal(loader, scratch.path), CC_EFORMAT);
     ck_assert_ptr_nonnull(strstr(cc_finder_last_error(loader), "version 3"));
     cc_finder_destroy(loader);
     free(data);
@@ -391,12 +365,12 @@ static void write_npy(const char *dict, const void *payload, size_t size)
     memset(file + 10 + length, ' ', total - 10 - length);
     file[total - 1] = '\n';
     memcpy(file + total, payload, size);
-    write_file(file, total + size);
+    test_write_file(scratch.path, file, total + size);
 }
 
 static void assert_npy_refused(cc_finder *finder, int want, const char *why)
 {
-    ck_assert_int_eq(cc_finder_load_mask(finder, path), want);
+    ck_assert_int_eq(cc_finder_load_mask(finder, scratch.path), want);
     ck_assert_msg(strstr(cc_finder_last_error(finder), why) != NULL,
                   "'%s' does not say '%s'", cc_finder_last_error(finder), why);
     uint8_t mask[6];
@@ -412,16 +386,16 @@ START_TEST(mask_from_npy)
     cc_finder *finder = test_finder(&config);
     const uint8_t values[6] = {1, 0, 0, 1, 0, 0};
     const uint64_t shape[2] = {2, 3};
-    ck_assert_int_eq(cc__npy_write(path, "'|u1'", 2, shape, values, 6, NULL),
+    ck_assert_int_eq(cc__npy_write(scratch.path, "'|u1'", 2, shape, values, 6, NULL),
                      CC_OK);
-    ck_assert_int_eq(cc_finder_load_mask(finder, path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_mask(finder, scratch.path), CC_OK);
     uint8_t mask[6];
     ck_assert_int_eq(cc_finder_get_mask(finder, mask), CC_OK);
     ck_assert_mem_eq(mask, values, 6);
     const uint8_t last[6] = {0, 0, 0, 0, 0, 1};
     write_npy("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }",
               last, 6);
-    ck_assert_int_eq(cc_finder_load_mask(finder, path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_mask(finder, scratch.path), CC_OK);
 
     write_npy("{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }",
               last, 6);
@@ -456,15 +430,15 @@ START_TEST(mask_from_npy)
         write_npy(garbage[i], last, 6);
         assert_npy_refused(finder, CC_EFORMAT, "does not understand");
     }
-    write_file("\x93NUMPY\x01\x00\xff\xff", 10);
+    test_write_file(scratch.path, "\x93NUMPY\x01\x00\xff\xff", 10);
     assert_npy_refused(finder, CC_EFORMAT, "truncated");
-    write_file("\x93NUMPY\x02\x00\x01\x00\x01\x00", 12);
+    test_write_file(scratch.path, "\x93NUMPY\x02\x00\x01\x00\x01\x00", 12);
     assert_npy_refused(finder, CC_EFORMAT, "-byte header");
-    write_file("\x93NUMPY\x04\x00", 8);
+    test_write_file(scratch.path, "\x93NUMPY\x04\x00", 8);
     assert_npy_refused(finder, CC_EFORMAT, "version 4");
-    write_file("PK\x03\x04", 4);
+    test_write_file(scratch.path, "PK\x03\x04", 4);
     assert_npy_refused(finder, CC_EFORMAT, "not a NumPy");
-    unlink(path);
+    unlink(scratch.path);
     assert_npy_refused(finder, CC_EIO, "cannot open");
     cc_finder_destroy(finder);
 }

@@ -17,14 +17,12 @@
 
 enum { ROWS = 24, COLS = 20, WINDOW = 40 };
 
-static char directory[] = "/tmp/cc_pedestal_XXXXXX";
-static char path[256];
+static struct scratch scratch;
 static uint16_t *frames; /* WINDOW dark frames, then 30 with photons */
 
 static void setup(void)
 {
-    ck_assert_ptr_nonnull(mkdtemp(directory));
-    snprintf(path, sizeof path, "%s/pedestal.ccped", directory);
+    scratch_open(&scratch, "pedestal.ccped");
     cc_simulator_config model = test_simulator_config(ROWS, COLS, 99, 12);
     cc_simulator *simulator = test_simulator(&model);
     size_t pixels = ROWS * COLS;
@@ -40,9 +38,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    unlink(path);
-    rmdir(directory);
-    memcpy(directory + strlen(directory) - 6, "XXXXXX", 6);
+    scratch_close(&scratch);
     free(frames);
 }
 
@@ -100,8 +96,8 @@ START_TEST(round_trip_ready)
                                        clusters),
                      CC_OK);
     cc_clusters_destroy(clusters);
-    ck_assert_int_eq(cc_finder_save_pedestal(saver, path), CC_OK);
-    ck_assert_int_eq(cc_finder_load_pedestal(loader, path), CC_OK);
+    ck_assert_int_eq(cc_finder_save_pedestal(saver, scratch.path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_pedestal(loader, scratch.path), CC_OK);
     ck_assert_uint_gt(assert_same_output(saver, loader, WINDOW + 10, 20), 0);
     cc_finder_destroy(saver);
     cc_finder_destroy(loader);
@@ -114,8 +110,8 @@ START_TEST(round_trip_training)
     cc_finder *saver = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     cc_finder *loader = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     ck_assert_int_eq(cc_finder_train(saver, frame(0), 15), CC_OK);
-    ck_assert_int_eq(cc_finder_save_pedestal(saver, path), CC_OK);
-    ck_assert_int_eq(cc_finder_load_pedestal(loader, path), CC_OK);
+    ck_assert_int_eq(cc_finder_save_pedestal(saver, scratch.path), CC_OK);
+    ck_assert_int_eq(cc_finder_load_pedestal(loader, scratch.path), CC_OK);
     cc_finder_stats stats;
     cc_finder_get_stats(loader, &stats);
     ck_assert_int_eq(stats.state, CC_PEDESTAL_TRAINING);
@@ -128,29 +124,6 @@ START_TEST(round_trip_training)
 }
 END_TEST
 
-static void write_bytes(const char *name, const unsigned char *data,
-                        size_t size)
-{
-    FILE *file = fopen(name, "wb");
-    ck_assert_ptr_nonnull(file);
-    ck_assert_uint_eq(fwrite(data, 1, size, file), size);
-    fclose(file);
-}
-
-static unsigned char *read_bytes(const char *name, size_t *size)
-{
-    FILE *file = fopen(name, "rb");
-    ck_assert_ptr_nonnull(file);
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    rewind(file);
-    unsigned char *data = malloc(*size + 1);
-    ck_assert_ptr_nonnull(data);
-    ck_assert_uint_eq(fread(data, 1, *size, file), *size);
-    fclose(file);
-    return data;
-}
-
 /* Loads a damaged file into a ready finder: the load fails with want and
  * the finder then gives the same output as an untouched twin. */
 static void assert_load_fails(const unsigned char *data, size_t size,
@@ -160,8 +133,8 @@ static void assert_load_fails(const unsigned char *data, size_t size,
     cc_finder *twin = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     ck_assert_int_eq(cc_finder_train(victim, frame(0), WINDOW), CC_OK);
     ck_assert_int_eq(cc_finder_train(twin, frame(0), WINDOW), CC_OK);
-    write_bytes(path, data, size);
-    ck_assert_int_eq(cc_finder_load_pedestal(victim, path), want);
+    test_write_file(scratch.path, data, size);
+    ck_assert_int_eq(cc_finder_load_pedestal(victim, scratch.path), want);
     ck_assert_str_ne(cc_finder_last_error(victim), "");
     assert_same_output(victim, twin, WINDOW, 5);
     cc_finder_destroy(victim);
@@ -173,10 +146,10 @@ START_TEST(damaged_files_refused)
 {
     cc_finder *saver = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     ck_assert_int_eq(cc_finder_train(saver, frame(0), WINDOW), CC_OK);
-    ck_assert_int_eq(cc_finder_save_pedestal(saver, path), CC_OK);
+    ck_assert_int_eq(cc_finder_save_pedestal(saver, scratch.path), CC_OK);
     cc_finder_destroy(saver);
     size_t size;
-    unsigned char *data = read_bytes(path, &size);
+    unsigned char *data = test_read_file(scratch.path, &size);
     static const size_t cuts[] = {0, 10, 47, 48, 100};
     for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++)
         assert_load_fails(data, cuts[i], CC_EFORMAT);
@@ -197,9 +170,9 @@ END_TEST
 static void assert_foreign_refused(cc_finder *other)
 {
     ck_assert_int_eq(cc_finder_train(other, frame(0), WINDOW), CC_OK);
-    ck_assert_int_eq(cc_finder_save_pedestal(other, path), CC_OK);
+    ck_assert_int_eq(cc_finder_save_pedestal(other, scratch.path), CC_OK);
     size_t size;
-    unsigned char *data = read_bytes(path, &size);
+    unsigned char *data = test_read_file(scratch.path, &size);
     assert_load_fails(data, size, CC_EMISMATCH);
     free(data);
     cc_finder_destroy(other);
@@ -220,17 +193,18 @@ START_TEST(missing_and_unwritable_paths)
 {
     cc_finder *finder = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     char missing[300];
-    snprintf(missing, sizeof missing, "%s/no/such/dir/p.ccped", directory);
+    snprintf(missing, sizeof missing, "%s/no/such/dir/p.ccped",
+             scratch.directory);
     ck_assert_int_eq(cc_finder_load_pedestal(finder, missing), CC_EIO);
     ck_assert_int_eq(cc_finder_save_pedestal(finder, missing), CC_EIO);
     ck_assert_ptr_nonnull(strstr(cc_finder_last_error(finder), missing));
     /* A directory where the file should be: the rename fails. */
     char blocked[300];
-    snprintf(blocked, sizeof blocked, "%s/blocked", directory);
+    snprintf(blocked, sizeof blocked, "%s/blocked", scratch.directory);
     ck_assert_int_eq(mkdir(blocked, 0700), 0);
     ck_assert_int_eq(cc_finder_save_pedestal(finder, blocked), CC_EIO);
     ck_assert_int_eq(rmdir(blocked), 0);
-    DIR *listing = opendir(directory);
+    DIR *listing = opendir(scratch.directory);
     ck_assert_ptr_nonnull(listing);
     struct dirent *entry;
     while ((entry = readdir(listing)) != NULL)
