@@ -9,17 +9,37 @@ trap 'rm -rf "$work"' EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# need_numpy: sets python to a python3 that imports NumPy, or skips the
-# test, visibly. The first python3 on PATH may be another installation
-# (pyenv) than Debian's, which is where python3-numpy goes.
-need_numpy() {
+# need_python MODULES PACKAGE: sets python to a python3 that imports every
+# module of MODULES ("numpy" or "matplotlib numpy"), or skips the test,
+# visibly, naming the Debian package. The first python3 on PATH may be
+# another installation (pyenv) than Debian's, where python3-* packages go.
+need_python() {
+    imports=$(echo "$1" | tr ' ' ',')
     python=""
     for candidate in python3 /usr/bin/python3; do
-        if "$candidate" -c 'import numpy' 2>/dev/null; then
+        if "$candidate" -c "import $imports" 2>/dev/null; then
             python=$candidate
             return 0
         fi
     done
-    echo "SKIP: no python3 can import numpy (Debian: apt-get install python3-numpy)"
+    echo "SKIP: no python3 can import $(echo "$1" | sed 's/ / and /g') (Debian: apt-get install $2)"
     exit 77
+}
+
+need_numpy() { need_python numpy python3-numpy; }
+
+# need_aare: sets python to $AARE_PYTHON (default /opt/aare/venv/bin/python)
+# when it imports aare, or skips; and skips under ThreadSanitizer, since
+# the peer checks compare physics, not threads.
+need_aare() {
+    python=${AARE_PYTHON:-/opt/aare/venv/bin/python}
+    if ! "$python" -c 'import aare' 2>/dev/null; then
+        echo "SKIP: no Python with aare at $python (set AARE_PYTHON; pip install aare builds it from source)"
+        exit 77
+    fi
+    case "${sanitizers:-no}" in
+    *thread*)
+        echo "SKIP: the peer check compares physics, not threads: it runs in the plain and ASan builds"
+        exit 77 ;;
+    esac
 }

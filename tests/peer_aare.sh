@@ -5,23 +5,12 @@
 # for aare's in-scan pedestal updates. Prints the figure; skips, visibly,
 # where no Python with aare is found ($AARE_PYTHON, default
 # /opt/aare/venv/bin/python; PyPI's aare ships only an sdist to build).
-set -eu
-python=${AARE_PYTHON:-/opt/aare/venv/bin/python}
-if ! "$python" -c 'import aare' 2>/dev/null; then
-    echo "SKIP: no Python with aare at $python (set AARE_PYTHON; pip install aare builds it from source)"
-    exit 77
-fi
-case "${sanitizers:-no}" in
-*thread*)
-    echo "SKIP: the peer check compares physics, not threads: it runs in the plain and ASan builds"
-    exit 77 ;;
-esac
+. "$(dirname "$0")/common.sh"
+need_aare
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/peer_aare.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-"${builddir:-.}/examples/simulate_raw" "$work" 200 60 3 >/dev/null
+"$simulate_raw" "$work" 200 60 3 >/dev/null
 for size in 3 9; do
-    "${builddir:-.}/tools/clusterfind" --pedestal "$work/dark_master_0.json" \
+    "$clusterfind" --pedestal "$work/dark_master_0.json" \
         --data "$work/data_master_0.json" --pedestal-frames 200 \
         --cluster-size "$size" --output "$work/ours.clust" >/dev/null
     # With a window of 200 frames aare's in-scan updates weigh 1/200 each;

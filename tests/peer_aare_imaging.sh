@@ -8,17 +8,8 @@
 # map does differently from our linear one (bounded photon by photon).
 # Prints the figures; skips, visibly, where no Python with aare is found
 # ($AARE_PYTHON, default /opt/aare/venv/bin/python).
-set -eu
-python=${AARE_PYTHON:-/opt/aare/venv/bin/python}
-if ! "$python" -c 'import aare' 2>/dev/null; then
-    echo "SKIP: no Python with aare at $python (set AARE_PYTHON; pip install aare builds it from source)"
-    exit 77
-fi
-case "${sanitizers:-no}" in
-*thread*)
-    echo "SKIP: the peer check compares physics, not threads: it runs in the plain and ASan builds"
-    exit 77 ;;
-esac
+. "$(dirname "$0")/common.sh"
+need_aare
 here=$(cd "$(dirname "$0")" && pwd)
 build=${builddir:-.}
 library=$build/clusterCore/.libs/libclustercore.so
@@ -38,8 +29,6 @@ esac
 run_python() {
     if [ -n "$preload" ]; then LD_PRELOAD=$preload "$python" "$@"; else "$python" "$@"; fi
 }
-work=$(mktemp -d "${TMPDIR:-/tmp}/peer_aare_imaging.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 frames=300
 subpixels=5
 for eta in eta2 eta2full eta3; do

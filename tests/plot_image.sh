@@ -5,11 +5,7 @@
 # or a region off the detector, with a message and no picture. Skipped,
 # visibly, where python3 has no matplotlib.
 . "$(dirname "$0")/common.sh"
-python=""
-for candidate in python3 /usr/bin/python3; do
-    "$candidate" -c 'import matplotlib, numpy' 2>/dev/null && { python=$candidate; break; }
-done
-[ -n "$python" ] || { echo "SKIP: no python3 can import matplotlib and numpy (Debian: apt-get install python3-matplotlib)"; exit 77; }
+need_python "matplotlib numpy" python3-matplotlib
 plot=$(dirname "$0")/../tools/plot_image.py
 
 "$clusterfind" --simulate 20 --pedestal-frames 20 --eta-calibrate "$work/flat.eta" \

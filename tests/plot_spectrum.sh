@@ -4,11 +4,7 @@
 # CSV as a PNG, and refuses a file that is not one with a message and no
 # picture. Skipped, visibly, where python3 has no matplotlib.
 . "$(dirname "$0")/common.sh"
-python=""
-for candidate in python3 /usr/bin/python3; do
-    "$candidate" -c 'import matplotlib, numpy' 2>/dev/null && { python=$candidate; break; }
-done
-[ -n "$python" ] || { echo "SKIP: no python3 can import matplotlib and numpy (Debian: apt-get install python3-matplotlib)"; exit 77; }
+need_python "matplotlib numpy" python3-matplotlib
 plot=$(dirname "$0")/../tools/plot_spectrum.py
 
 "$clusterfind" --simulate 3 --pedestal-frames 20 --spectrum "$work/s.csv" >/dev/null ||
