@@ -441,6 +441,11 @@ CC_API int cc_eta_calibration_add(cc_eta_calibration *calibration,
 CC_API int cc_eta_calibration_add_frame(cc_eta_calibration *calibration,
                                         const cc_frame_clusters *frame);
 CC_API void cc_eta_calibration_reset(cc_eta_calibration *calibration);
+/* Adds from's histogram and counts into into, as if into had seen from's
+ * clusters too: how parts taken on several threads become one. They must
+ * share function, bins and window (CC_EMISMATCH, nothing added). */
+CC_API int cc_eta_calibration_merge(cc_eta_calibration *into,
+                                    const cc_eta_calibration *from);
 CC_API int cc_eta_calibration_info_get(const cc_eta_calibration *calibration,
                                        cc_eta_calibration_info *info);
 /* H, bins * bins counts, H[ix][iy] at ix * bins + iy. */

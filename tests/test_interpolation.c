@@ -118,6 +118,60 @@ START_TEST(calibration_bins)
 }
 END_TEST
 
+/* Two parts of a run merged give what one calibration of the whole run
+ * gives; a part of another shape or window is refused, adding nothing. */
+START_TEST(calibration_merge)
+{
+    static const int32_t outside[9] = {0, 0, 0, 0, 2000, 0, 0, 0, 0};
+    const cc_energy_window window = {CC_ENERGY_SUM, 0, 1000};
+    cc_clusters *first = list_of(
+        2, (const int32_t *const[]){cluster_p, outside});
+    cc_clusters *second = list_of(
+        2, (const int32_t *const[]){cluster_q, cluster_p});
+    cc_eta_calibration *whole = new_calibration(CC_ETA2, 4, &window);
+    cc_eta_calibration *part = new_calibration(CC_ETA2, 4, &window);
+    cc_eta_calibration *into = new_calibration(CC_ETA2, 4, &window);
+    ck_assert_int_eq(cc_eta_calibration_add(whole, first), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_add(whole, second), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_add(into, first), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_add(part, second), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_merge(into, part), CC_OK);
+    ck_assert_mem_eq(cc_eta_calibration_counts(into),
+                     cc_eta_calibration_counts(whole), 16 * sizeof(uint64_t));
+    cc_eta_calibration_info merged, expected;
+    cc_eta_calibration_info_get(into, &merged);
+    cc_eta_calibration_info_get(whole, &expected);
+    ck_assert_uint_eq(merged.photons, 3);
+    ck_assert_uint_eq(merged.photons, expected.photons);
+    ck_assert_uint_eq(merged.outside, expected.outside);
+    ck_assert_uint_eq(merged.uninterpolable, expected.uninterpolable);
+
+    const cc_energy_window other = {CC_ENERGY_SUM, 0, 999};
+    cc_eta_calibration *refused[3] = {new_calibration(CC_ETA2, 5, &window),
+                                      new_calibration(CC_ETA3, 4, &window),
+                                      new_calibration(CC_ETA2, 4, &other)};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(cc_eta_calibration_add(refused[i], second), CC_OK);
+        ck_assert_int_eq(cc_eta_calibration_merge(into, refused[i]),
+                         CC_EMISMATCH);
+        cc_eta_calibration_destroy(refused[i]);
+    }
+    cc_eta_calibration *unwindowed = new_calibration(CC_ETA2, 4, NULL);
+    ck_assert_int_eq(cc_eta_calibration_merge(into, unwindowed), CC_EMISMATCH);
+    ck_assert_int_eq(cc_eta_calibration_merge(into, NULL), CC_EINVAL);
+    cc_eta_calibration_info_get(into, &merged);
+    ck_assert_uint_eq(merged.photons, 3);
+    ck_assert_mem_eq(cc_eta_calibration_counts(into),
+                     cc_eta_calibration_counts(whole), 16 * sizeof(uint64_t));
+    cc_eta_calibration_destroy(unwindowed);
+    cc_eta_calibration_destroy(whole);
+    cc_eta_calibration_destroy(part);
+    cc_eta_calibration_destroy(into);
+    cc_clusters_destroy(first);
+    cc_clusters_destroy(second);
+}
+END_TEST
+
 static cc_interpolator *new_interpolator(const cc_eta_calibration *calibration,
                                          const cc_energy_window *window,
                                          uint32_t rows, uint32_t cols,
@@ -602,6 +656,7 @@ Suite *suite_interpolation(void)
     Suite *suite = suite_create("interpolation");
     TCase *hand = tcase_create("by hand");
     tcase_add_test(hand, calibration_bins);
+    tcase_add_test(hand, calibration_merge);
     tcase_add_test(hand, positions_by_hand);
     tcase_add_test(hand, positions_eta3_and_status);
     tcase_add_test(hand, image_counts_every_photon);

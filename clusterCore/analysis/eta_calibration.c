@@ -133,6 +133,27 @@ void cc_eta_calibration_reset(cc_eta_calibration *calibration)
     info->photons = info->outside = info->uninterpolable = 0;
 }
 
+int cc_eta_calibration_merge(cc_eta_calibration *into,
+                             const cc_eta_calibration *from)
+{
+    if (into == NULL || from == NULL)
+        return CC_EINVAL;
+    cc_eta_calibration_info *to = &into->info;
+    const cc_eta_calibration_info *add = &from->info;
+    if (to->function != add->function || to->bins != add->bins ||
+        to->windowed != add->windowed ||
+        (to->windowed && (to->window.energy != add->window.energy ||
+                          to->window.low != add->window.low ||
+                          to->window.high != add->window.high)))
+        return CC_EMISMATCH;
+    for (size_t c = 0; c < (size_t)to->bins * to->bins; c++)
+        into->counts[c] += from->counts[c];
+    to->photons += add->photons;
+    to->outside += add->outside;
+    to->uninterpolable += add->uninterpolable;
+    return CC_OK;
+}
+
 int cc_eta_calibration_info_get(const cc_eta_calibration *calibration,
                                 cc_eta_calibration_info *info)
 {

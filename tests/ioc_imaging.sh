@@ -1,0 +1,216 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# ioc_imaging.sh: η calibration and the interpolated image in the example
+# IOC, against clusterfind on the same raw run. Bad imaging settings are
+# refused and change nothing; the window is set in keV through a gain; a
+# calibration taken live from the frames that flow is clusterfind's
+# --eta-calibrate file, byte for byte; interpolating with it gives
+# clusterfind's --image and --counts images and photon counts, which
+# NDPluginStats and NDFileHDF5 see on address 5 too; settings changed while
+# frames flow leave a consistent image; after an IOC restart the saved
+# calibration, loaded, gives the same image. SKIP (77) without EPICS or
+# NumPy and h5py.
+. "$(dirname "$0")/common.sh"
+need_python "numpy h5py" "python3-numpy python3-h5py"
+. "$(dirname "$0")/ioc_common.sh"
+
+mkdir -p "$work/run"
+"$simulate_raw" "$work/run" 100 40 11 >/dev/null || fail "simulate_raw failed"
+dark=$work/run/dark_master_0.json
+data=$work/run/data_master_0.json
+find() {
+    "$clusterfind" --pedestal "$dark" --data "$data" --pedestal-frames 100 \
+        --backend cpu --energy-window 600:1100 "$@" >"$work/find.txt" 2>&1 ||
+        fail "clusterfind $*: $(cat "$work/find.txt")"
+}
+find --eta-bins 20 --eta-calibrate "$work/offline.eta"
+calibrated=$(sed -n 's/^eta: *eta2 calibration of \([0-9]*\) photons.*/\1/p' "$work/find.txt")
+find --eta-map "$work/offline.eta" --subpixels 3 --image "$work/offline.npy" \
+    --counts "$work/counts.npy"
+imaged=$(sed -n 's/^image: *\([0-9]*\) photons imaged.*/\1/p' "$work/find.txt")
+uninterpolable=$(sed -n 's/^image:.*(\([0-9]*\) uninterpolable.*/\1/p' "$work/find.txt")
+[ -n "$calibrated" ] && [ -n "$imaged" ] && [ -n "$uninterpolable" ] ||
+    fail "no imaging figures from clusterfind: $(cat "$work/find.txt")"
+
+# image_equal PV FILE.npy: PV's array is the image in FILE.
+image_equal() {
+    "$caget" -t "$1" >"$work/array.txt" || return 1
+    $python - "$work/array.txt" "$2" <<'PYTHON'
+import sys
+import numpy
+values = open(sys.argv[1]).read().split()
+expected = numpy.load(sys.argv[2])
+got = numpy.array(values[1:1 + expected.size], dtype=numpy.int64)
+sys.exit(0 if got.size == expected.size and
+         (got == expected.ravel()).all() else 1)
+PYTHON
+}
+# refused PV VALUE RBV_BEFORE: a write that must fail and change nothing.
+refused() {
+    "$caput" -c -w 5 "${C}$1" "$2" >/dev/null 2>&1 || true
+    [ "$(getstr "${C}$1_RBV")" = "$3" ] ||
+        fail "$1 $2 was taken: $1_RBV reads $(getstr "${C}$1_RBV")"
+}
+settings() {
+    put "${C}EnableCallbacks" 1
+    put "${P}cam1:ArrayCallbacks" 1
+    put "${P}cam1:AcquirePeriod" 0
+    put "${C}PedestalFrames" 100
+    put "${C}SpectrumPeriod" 0.5
+    put "${C}WindowHigh" 1100
+    put "${C}WindowLow" 600
+    put "${C}WindowEnable" 1
+    put "${C}EtaFunction" 0
+    put "${C}EtaBins" 20
+    put "${C}Subpixels" 3
+    put "${P}interp1:EnableCallbacks" 1
+    put "${P}image1:EnableCallbacks" 1
+}
+# published: what the plugin has imaged, published now (frames stopped).
+published() {
+    wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+    before=$(get "${P}interp1:ArrayCounter_RBV")
+    put "${C}Publish" 1
+    wait_for "${P}interp1:ArrayCounter_RBV" $((before + 1))
+}
+
+start_ioc 1
+settings
+
+# Bad settings are refused and change nothing; Interpolate needs a
+# calibration; a truncated file is refused and the calibration kept.
+refused EtaMode 3 Off
+refused EtaFunction 5 eta2
+refused EtaBins 1001 20
+refused Subpixels 26 3
+refused Subpixels 0 3
+refused EtaMode Interpolate Off
+getstr "${C}StatusMessage_RBV" | grep -q "no eta calibration" ||
+    fail "Interpolate without a calibration: $(getstr "${C}StatusMessage_RBV")"
+head -c 200 "$work/offline.eta" >"$work/truncated.eta"
+putstr "${C}EtaFile" "$work/truncated.eta"
+put "${C}LoadEta" 1
+getstr "${C}StatusMessage_RBV" | grep -q "the eta calibration in force is kept" ||
+    fail "a truncated file: $(getstr "${C}StatusMessage_RBV")"
+[ "$(getstr "${C}EtaCalibration_RBV")" = none ] ||
+    fail "a truncated file was taken: $(getstr "${C}EtaCalibration_RBV")"
+refused EtaMode Interpolate Off
+refused AduPerKeV -1 0
+refused WindowLowKeV 6 0
+echo "ok: bad EtaMode, EtaFunction, EtaBins, Subpixels, AduPerKeV, a truncated .eta file and Interpolate without a calibration are refused"
+
+# The window in keV through the gain, and the spectrum's axis in keV.
+put "${C}AduPerKeV" 100
+put "${C}WindowHighKeV" 11
+put "${C}WindowLowKeV" 6
+[ "$(get "${C}WindowLow_RBV")" = 600 ] && [ "$(get "${C}WindowHigh_RBV")" = 1100 ] ||
+    fail "6 to 11 keV at 100 ADU/keV is $(get "${C}WindowLow_RBV") to $(get "${C}WindowHigh_RBV") ADU"
+
+# A calibration taken live is clusterfind's, byte for byte.
+put "${C}EtaMode" Calibrate
+replay "$dark" 100
+replay "$data" 40
+wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+put "${C}Publish" 1
+wait_for "${C}CalibrationPhotons_RBV" "$calibrated"
+putstr "${C}EtaFile" "$work/live.eta"
+put "${C}SaveEta" 1
+cmp -s "$work/live.eta" "$work/offline.eta" ||
+    fail "the live calibration differs from clusterfind's: $(getstr "${C}StatusMessage_RBV")"
+[ "$(getstr "${C}SpectrumAxisUnit_RBV")" = keV ] ||
+    fail "the spectrum's axis is in $(getstr "${C}SpectrumAxisUnit_RBV") with a gain"
+axis=$("$caget" -t "${C}SpectrumAxis_RBV" | cut -d' ' -f2)
+x=$("$caget" -t "${C}SpectrumX_RBV" | cut -d' ' -f2)
+[ "$($python -c "print(abs($axis * 100 - $x) < 1e-6)")" = True ] ||
+    fail "the first bin is at $x ADU and $axis keV"
+echo "ok: a calibration of $calibrated photons taken live is clusterfind's file; the window set in keV, the axis in keV"
+
+# Interpolating with it: clusterfind's image and counting image.
+put "${C}EtaMode" Interpolate
+put "${C}ResetPedestal" 1
+put "${C}HitMapReset" 1
+replay "$dark" 100
+replay "$data" 40
+published
+getstr "${C}EtaCalibration_RBV" | grep -q "taken live" ||
+    fail "the calibration in force: $(getstr "${C}EtaCalibration_RBV")"
+image_equal "${P}interp1:ArrayData" "$work/offline.npy" ||
+    fail "the interpolated image differs from clusterfind's"
+image_equal "${P}image1:ArrayData" "$work/counts.npy" ||
+    fail "the counting image differs from clusterfind's"
+[ "$(get "${C}ImagedPhotons_RBV")" = "$imaged" ] &&
+    [ "$(get "${C}ImageUninterpolable_RBV")" = "$uninterpolable" ] ||
+    fail "imaged $(get "${C}ImagedPhotons_RBV") ($(get "${C}ImageUninterpolable_RBV") uninterpolable), clusterfind $imaged ($uninterpolable)"
+[ "$(get "${P}interp1:ArraySize0_RBV")" = 1200 ] || fail "the image is not 1200 wide"
+echo "ok: interpolated, $imaged photons ($uninterpolable uninterpolable) in clusterfind's 1200 x 1200 image and counting image"
+
+# Chained as areaDetector users chain: NDPluginStats and NDFileHDF5 on
+# address 5.
+put "${P}Stats1:NDArrayPort" CLUSTER1
+put "${P}Stats1:NDArrayAddress" 5
+put "${P}Stats1:ComputeStatistics" 1
+put "${P}Stats1:EnableCallbacks" 1
+putstr "${P}HDF1:FilePath" "$work/"
+putstr "${P}HDF1:FileName" "interpolated"
+putstr "${P}HDF1:FileTemplate" "%s%s.h5"
+put "${P}HDF1:AutoIncrement" 0
+put "${P}HDF1:NDArrayAddress" 5
+put "${P}HDF1:FileWriteMode" 0
+put "${P}HDF1:AutoSave" 1
+put "${P}HDF1:EnableCallbacks" 1
+before=$(get "${P}HDF1:ArrayCounter_RBV")
+put "${C}Publish" 1
+wait_for "${P}HDF1:ArrayCounter_RBV" $((before + 1))
+wait_for "${P}Stats1:Total_RBV" "$imaged"
+$python - "$work/interpolated.h5" "$work/offline.npy" <<'PYTHON' || fail "the HDF5 image differs from clusterfind's"
+import sys
+import h5py
+import numpy
+with h5py.File(sys.argv[1], 'r') as f:
+    image = f['entry/data/data'][()]
+    attributes = f['entry/instrument/NDAttributes']
+    assert attributes['Subpixels'][()] == 3, attributes['Subpixels'][()]
+assert (image == numpy.load(sys.argv[2])).all()
+PYTHON
+put "${P}HDF1:EnableCallbacks" 0
+put "${P}Stats1:EnableCallbacks" 0
+echo "ok: NDPluginStats counts $imaged photons on address 5; NDFileHDF5 writes clusterfind's image with its attributes"
+
+# Settings changed while frames flow: each takes effect between batches;
+# the image published then holds exactly the photons counted.
+put "${P}cam1:MoenchSource" 0
+put "${P}cam1:MoenchDarkFrames" 100
+put "${P}cam1:AcquirePeriod" 0.002
+put "${P}cam1:ImageMode" 2
+put "${C}ResetPedestal" 1
+"$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
+wait_for "${C}PedestalState_RBV" 1
+for change in Subpixels:2 WindowHigh:1200 EtaMode:Calibrate EtaMode:Interpolate \
+    ImageReset:1 Subpixels:4 EtaFunction:eta3 WindowEnable:0; do
+    put "${C}${change%%:*}" "${change#*:}"
+    sleep 0.3
+done
+put "${P}cam1:Acquire" 0
+published
+[ "$(get "${P}interp1:ArraySize0_RBV")" = 1600 ] ||
+    fail "Subpixels 4 gave an image $(get "${P}interp1:ArraySize0_RBV") wide"
+"$caget" -t "${P}interp1:ArrayData" >"$work/array.txt"
+sum=$($python -c "import sys; print(sum(int(v) for v in open(sys.argv[1]).read().split()[1:]))" "$work/array.txt")
+[ "$sum" -gt 0 ] && [ "$sum" = "$(get "${C}ImagedPhotons_RBV")" ] ||
+    fail "the image holds $sum photons, ImagedPhotons_RBV $(get "${C}ImagedPhotons_RBV")"
+echo "ok: eight settings changed while frames flowed; the image holds the $sum photons counted: $(getstr "${C}StatusMessage_RBV")"
+stop_ioc
+
+# After a restart the saved calibration, loaded, gives the same image.
+start_ioc 2
+settings
+putstr "${C}EtaFile" "$work/live.eta"
+put "${C}LoadEta" 1
+put "${C}EtaMode" Interpolate
+replay "$dark" 100
+replay "$data" 40
+published
+image_equal "${P}interp1:ArrayData" "$work/offline.npy" ||
+    fail "after a restart, the image differs"
+echo "ok: after a restart, the calibration loaded from its file gives the same image"
+echo "the example IOC images"
