@@ -67,6 +67,9 @@ static inline CC__HD int64_t cluster_energy(cc_energy energy, uint32_t size_x,
         uint32_t row, col;
         return cluster_best_2x2(size_x, size_y, values, &row, &col);
     }
+    if (size_x == 3 && size_y == 3) /* the usual size, unrolled */
+        return (int64_t)values[0] + values[1] + values[2] + values[3] +
+               values[4] + values[5] + values[6] + values[7] + values[8];
     int64_t sum = 0;
     for (size_t i = 0; i < (size_t)size_x * size_y; i++)
         sum += values[i];

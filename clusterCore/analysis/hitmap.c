@@ -47,17 +47,18 @@ static int add_centres(cc_hitmap *hitmap, const uint16_t *x,
         if (x[i] >= hitmap->cols || y[i] >= hitmap->rows)
             return CC_EINVAL;
     const size_t cells = (size_t)size_x * size_y;
+    uint64_t outside = 0;
     for (size_t i = 0; i < n; i++) {
-        if (hitmap->windowed &&
-            !cluster_in_window(&hitmap->window, size_x, size_y,
-                                 values + i * cells)) {
-            hitmap->outside++;
-            continue;
-        }
+        /* Without branches on the window: photons and other clusters
+         * come in no order a predictor could learn. */
+        uint32_t in = !hitmap->windowed ||
+                      cluster_in_window(&hitmap->window, size_x, size_y,
+                                        values + i * cells);
         uint32_t *count = &hitmap->counts[(size_t)y[i] * hitmap->cols + x[i]];
-        if (*count < UINT32_MAX)
-            (*count)++;
+        *count += in & (*count < UINT32_MAX);
+        outside += !in;
     }
+    hitmap->outside += outside;
     return CC_OK;
 }
 
