@@ -292,36 +292,33 @@ void NDPluginClusterCUDA::etaCommand(int function)
     finderLock_.unlock();
 }
 
-/* The image imaged since the last publication added to image_, as an
- * NDArray for address 5, and its counters; NULL while not interpolating
- * (port and finder lock held). */
-NDArray *NDPluginClusterCUDA::takeImage()
+/* The image imaged since the last take added to image_, as an NDArray
+ * for address 5, with its counters; NULL while not interpolating, or
+ * with a reason in message (finder lock held, port not: the copy of up
+ * to 100 MB must not hold up the arrays). */
+NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
+                                        double *flatness, char *message)
 {
     if (image_ == NULL || finder_ == NULL)
         return NULL;
     if (cc_finder_take_image(finder_, image_) != CC_OK)
-        setStatus("%s", cc_finder_last_error(finder_));
-    cc_image_stats stats;
-    cc_interpolator_stats(image_, &stats);
-    double flatness = 0;
-    cc_interpolator_flatness(image_, &flatness); /* 0 for S = 1 or empty */
-    setDoubleParam(ClusterImagedPhotons, (double)stats.photons);
-    setDoubleParam(ClusterImageUninterpolable, (double)stats.uninterpolable);
-    setDoubleParam(ClusterImageClipped, (double)stats.clipped);
-    setDoubleParam(ClusterImageOutside, (double)stats.outside);
-    setDoubleParam(ClusterImageFlatness, flatness);
+        snprintf(message, CC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
+    cc_interpolator_stats(image_, stats);
+    *flatness = 0;
+    cc_interpolator_flatness(image_, flatness); /* 0 for S = 1 or empty */
     const size_t s = (size_t)imaging_.subpixels;
     size_t dims[2] = {(size_t)imaging_.cols * s, (size_t)imaging_.rows * s};
     NDArray *pImage = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
     if (pImage == NULL) {
-        setStatus("no NDArray for the interpolated image: the pool is "
-                  "exhausted");
+        snprintf(message, CC_MESSAGE_SIZE,
+                 "no NDArray for the interpolated image: the pool is "
+                 "exhausted");
         return NULL;
     }
     memcpy(pImage->pData, cc_interpolator_image(image_),
            dims[0] * dims[1] * sizeof(uint32_t));
     epicsInt32 subpixels = imaging_.subpixels;
-    double photons = (double)stats.photons;
+    double photons = (double)stats->photons;
     pImage->pAttributeList->add("Map", "what the array holds", NDAttrString,
                                 (void *)"interpolated image (photons per "
                                         "sub-pixel)");
@@ -332,6 +329,49 @@ NDArray *NDPluginClusterCUDA::takeImage()
     pImage->pAttributeList->add("ImagedPhotons", "photons in the image",
                                 NDAttrFloat64, &photons);
     return pImage;
+}
+
+/* The interpolated image on address 5 and its counters, at most once per
+ * period unless forced, while frames were imaged since the last
+ * (publisher thread; takes the finder lock, then the port's). */
+void NDPluginClusterCUDA::publishImage(bool force, double period)
+{
+    epicsTimeStamp now;
+    epicsTimeGetCurrent(&now);
+    lock();
+    bool due = force || (imageUnpublished_ &&
+                         epicsTimeDiffInSeconds(&now, &lastImage_) >= period);
+    if (due)
+        imageUnpublished_ = false;
+    unlock();
+    if (!due)
+        return;
+    lastImage_ = now;
+    cc_image_stats stats;
+    double flatness;
+    char message[CC_MESSAGE_SIZE] = "";
+    finderLock_.lock();
+    bool imaging = image_ != NULL;
+    NDArray *pImage = takeImage(&stats, &flatness, message);
+    finderLock_.unlock();
+    if (!imaging)
+        return;
+    lock();
+    setDoubleParam(ClusterImagedPhotons, (double)stats.photons);
+    setDoubleParam(ClusterImageUninterpolable, (double)stats.uninterpolable);
+    setDoubleParam(ClusterImageClipped, (double)stats.clipped);
+    setDoubleParam(ClusterImageOutside, (double)stats.outside);
+    setDoubleParam(ClusterImageFlatness, flatness);
+    if (message[0] != '\0')
+        setStatus("%s", message);
+    callParamCallbacks();
+    if (pImage != NULL) {
+        getTimeStamp(&pImage->epicsTS);
+        doCallbacksGenericPointer(pImage, NDArrayData, ADDRESS_IMAGE);
+    }
+    unlock();
+    if (pImage != NULL)
+        pImage->release();
 }
 
 /* The calibration's PVs: the photons of the one being taken, while

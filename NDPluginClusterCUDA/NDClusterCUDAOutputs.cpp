@@ -2,8 +2,9 @@
 /*
  * NDClusterCUDAOutputs.cpp: the NDArrays and waveforms the plugin makes:
  * each frame's cluster array (address 0), and the spectrum, the hit map
- * (address 1) and the noise mean, summed over the output threads' parts
- * and published every SpectrumPeriod.
+ * (address 1), the pedestal's maps (2 to 4) and the interpolated image
+ * (5), summed over the output threads' parts and published every
+ * SpectrumPeriod.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +23,15 @@ void NDPluginClusterCUDA::publisherTask()
         double period;
         lock();
         getDoubleParam(ClusterSpectrumPeriod, &period);
-        if (unpublished_) {
-            publishSlow(false);
+        bool force = publishWanted_;
+        publishWanted_ = false;
+        if (unpublished_ || force) {
+            publishSlow(force);
             callParamCallbacks();
         }
         unlock();
-        epicsThreadSleep(period > 0.05 ? period / 2 : 0.05);
+        publishImage(force, period);
+        publishNow_.wait(period > 0.05 ? period / 2 : 0.05);
     }
 }
 
@@ -42,7 +46,8 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
                       accumulators_[0].hitmap == NULL;
     cc_spectrum *spectra[MAX_OUTPUT_THREADS] = {NULL};
     cc_hitmap *hitmaps[MAX_OUTPUT_THREADS] = {NULL};
-    double *counts = NULL, *centres = NULL, *rms = NULL, *mean = NULL;
+    double *counts = NULL, *centres = NULL, *axis = NULL, *rms = NULL,
+           *mean = NULL;
     int rc = bins > 0 ? CC_OK : CC_EINVAL;
     for (unsigned i = 0; rc == CC_OK && i < parts; i++)
         rc = cc_spectrum_new(&spectra[i], (cc_energy)energy, (uint32_t)bins,
@@ -54,11 +59,12 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
     } else {
         counts = (double *)calloc((size_t)bins, sizeof *counts);
         centres = (double *)calloc((size_t)bins, sizeof *centres);
+        axis = (double *)calloc((size_t)bins, sizeof *axis);
         if (newHitmaps) {
             rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
             mean = (double *)malloc((size_t)rows * cols * sizeof *mean);
         }
-        rc = counts != NULL && centres != NULL &&
+        rc = counts != NULL && centres != NULL && axis != NULL &&
                      ((rms != NULL && mean != NULL) || !newHitmaps)
                  ? CC_OK
                  : CC_ENOMEM;
@@ -75,6 +81,7 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
         }
         free(counts);
         free(centres);
+        free(axis);
         free(rms);
         free(mean);
         return rc;
@@ -84,8 +91,10 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
                             cc_spectrum_edge(spectra[0], (uint32_t)i + 1));
     free(spectrumCounts_);
     free(spectrumCentres_);
+    free(spectrumAxis_);
     spectrumCounts_ = counts;
     spectrumCentres_ = centres;
+    spectrumAxis_ = axis;
     if (newHitmaps) {
         free(rms_);
         free(mean_);
@@ -163,9 +172,9 @@ void NDPluginClusterCUDA::applyWindow(const Job &job)
     }
 }
 
-/* Spectrum, hit map and noise mean, at most once per SpectrumPeriod
- * (port locked; takes the finder and the accumulator locks). The output
- * threads' parts are summed. */
+/* Spectrum, hit map and maps, at most once per SpectrumPeriod unless
+ * forced (Publish), port locked; takes the finder and the accumulator
+ * locks. The output threads' parts are summed. */
 void NDPluginClusterCUDA::publishSlow(bool force)
 {
     double period;
@@ -218,6 +227,16 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     for (int i = 0; i < PEAK_RESULTS; i++)
         setDoubleParam(ClusterPeakResult[i], fitted ? results[i] : 0);
     setIntegerParam(ClusterPeakFitted, fitted);
+    /* In keV too, with a gain: the screens' axis. */
+    double gain;
+    getDoubleParam(ClusterAduPerKeV, &gain);
+    const double perUnit = gain > 0 ? gain : 1;
+    for (uint32_t i = 0; i < bins; i++)
+        spectrumAxis_[i] = spectrumCentres_[i] / perUnit;
+    setStringParam(ClusterSpectrumAxisUnit, gain > 0 ? "keV" : "ADU");
+    setDoubleParam(ClusterPeakPositionKeV,
+                   fitted && gain > 0 ? peak.position / gain : 0);
+    setDoubleParam(ClusterPeakFWHMKeV, fitted && gain > 0 ? peak.fwhm / gain : 0);
     double noise = 0;
     bool haveNoise = finder_ != NULL &&
                      cc_finder_pedestal_maps(finder_, mean_, rms_) == CC_OK;
@@ -232,6 +251,8 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     /* The waveforms' arrays are replaced under the finder lock. */
     doCallbacksFloat64Array(spectrumCounts_, bins, ClusterSpectrum, 0);
     doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
+    doCallbacksFloat64Array(spectrumAxis_, bins, ClusterSpectrumAxis, 0);
+    publishCalibration();
     finderLock_.unlock();
     if (haveNoise)
         setDoubleParam(ClusterNoiseMean, noise);

@@ -70,7 +70,8 @@ void NDPluginClusterCUDA::startThreads(const char *portName)
 }
 
 /* snprintf for messages to people, which may end cut short. */
-static void formatMessage(char *message, size_t size, const char *format, ...)
+void NDPluginClusterCUDA::formatMessage(char *message, size_t size,
+                                        const char *format, ...)
 {
     va_list args;
     va_start(args, format);
@@ -142,6 +143,7 @@ void NDPluginClusterCUDA::processHeld()
     job.maskPath[0] = '\0';
     if (job.loadMask)
         getStringParam(ClusterMaskFile, sizeof job.maskPath, job.maskPath);
+    job.imaging = wantedImaging(job.config);
 
     bool publishHere = blocking || threadsMissing_;
     this->unlock();
@@ -176,6 +178,8 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
     bool reconfigure = job.settingsChanged || batch.newFrameSize ||
                        finder_ == NULL;
     int rc = CC_OK;
+    if (batch.newFrameSize) /* the finder images one frame size */
+        stopImaging();
     if (reconfigure)
         rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
                          batch.message);
@@ -198,6 +202,8 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
     }
     if (rc == CC_OK && job.loadMask) /* a refused file keeps the mask */
         loadMask(job.maskPath, batch.message);
+    if (rc == CC_OK)
+        applyImaging(job.imaging, batch.message);
     if (reconfigure && finder_ != NULL)
         batch.backend = cc_finder_backend_description(finder_);
     batch.trained = 0;
@@ -375,7 +381,7 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
 }
 
 /* Fills a batch's cluster arrays and adds its clusters to one part of
- * the spectrum and hit map (their counts do not depend on the order
+ * the spectrum, hit map and calibration (their counts do not depend on the order
  * batches come in), port unlocked. Frame by frame: a frame's clusters
  * are read from memory once, and are in cache for the spectrum and hit
  * map. */
@@ -390,6 +396,8 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
         accumulator.lock.lock();
         cc_spectrum_add_frame(accumulator.spectrum, &frame);
         cc_hitmap_add_frame(accumulator.hitmap, &frame);
+        if (accumulator.calibration != NULL)
+            cc_eta_calibration_add_frame(accumulator.calibration, &frame);
         accumulator.lock.unlock();
     }
 }
@@ -423,6 +431,6 @@ void NDPluginClusterCUDA::publishBatch(Batch &batch)
             setStatus("no NDArray for the clusters: the pool is exhausted");
     }
     releaseArrays(batch.arrays);
-    unpublished_ = true;
+    unpublished_ = imageUnpublished_ = true;
     publishSlow(false);
 }

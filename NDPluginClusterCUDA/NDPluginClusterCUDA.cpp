@@ -46,7 +46,10 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       windowChanged_(true),
       spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), mean_(NULL),
-      unpublished_(false), pendingLoad_(false), pendingMask_(false)
+      unpublished_(false), imageUnpublished_(false), publishWanted_(false),
+      pendingLoad_(false), pendingMask_(false),
+      spectrumAxis_(NULL), imaging_(),
+      calibration_(NULL), calibrationNumber_(0), image_(NULL)
 {
     /* Every parameter, in the order asyn numbers them (ClusterNSigma,
      * FIRST_CLUSTER_PARAM, first). */
@@ -145,6 +148,52 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
          &NDPluginClusterCUDA::ClusterWindowHigh},
         {ClusterOutsideWindowString, asynParamFloat64,
          &NDPluginClusterCUDA::ClusterOutsideWindow},
+        {ClusterPublishString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterPublish},
+        {ClusterAduPerKeVString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterAduPerKeV},
+        {ClusterWindowLowKeVString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterWindowLowKeV},
+        {ClusterWindowHighKeVString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterWindowHighKeV},
+        {ClusterSpectrumAxisString, asynParamFloat64Array,
+         &NDPluginClusterCUDA::ClusterSpectrumAxis},
+        {ClusterSpectrumAxisUnitString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterSpectrumAxisUnit},
+        {ClusterPeakPositionKeVString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterPeakPositionKeV},
+        {ClusterPeakFWHMKeVString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterPeakFWHMKeV},
+        {ClusterEtaModeString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterEtaMode},
+        {ClusterEtaFunctionString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterEtaFunction},
+        {ClusterEtaBinsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterEtaBins},
+        {ClusterEtaFileString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterEtaFile},
+        {ClusterSaveEtaString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSaveEta},
+        {ClusterLoadEtaString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterLoadEta},
+        {ClusterEtaCalibrationString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterEtaCalibration},
+        {ClusterCalibrationPhotonsString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterCalibrationPhotons},
+        {ClusterSubpixelsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSubpixels},
+        {ClusterImageResetString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterImageReset},
+        {ClusterImagedPhotonsString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterImagedPhotons},
+        {ClusterImageUninterpolableString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterImageUninterpolable},
+        {ClusterImageClippedString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterImageClipped},
+        {ClusterImageOutsideString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterImageOutside},
+        {ClusterImageFlatnessString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterImageFlatness},
     };
     for (size_t i = 0; i < sizeof parameters / sizeof parameters[0]; i++)
         createParam(parameters[i].name, parameters[i].type,
@@ -191,15 +240,37 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterPeakLow, 0);
     setDoubleParam(ClusterPeakHigh, 0);
     setIntegerParam(ClusterPeakFitted, 0);
+    setDoubleParam(ClusterAduPerKeV, 0);
+    setDoubleParam(ClusterWindowLowKeV, 0);
+    setDoubleParam(ClusterWindowHighKeV, 0);
+    setStringParam(ClusterSpectrumAxisUnit, "ADU");
+    setDoubleParam(ClusterPeakPositionKeV, 0);
+    setDoubleParam(ClusterPeakFWHMKeV, 0);
+    setIntegerParam(ClusterEtaMode, ETA_OFF);
+    setIntegerParam(ClusterEtaFunction, CC_ETA2);
+    setIntegerParam(ClusterEtaBins, 100);
+    setStringParam(ClusterEtaFile, "");
+    snprintf(calibrationNote_, sizeof calibrationNote_, "none");
+    setStringParam(ClusterEtaCalibration, calibrationNote_);
+    setDoubleParam(ClusterCalibrationPhotons, 0);
+    setIntegerParam(ClusterSubpixels, 5);
+    setDoubleParam(ClusterImagedPhotons, 0);
+    setDoubleParam(ClusterImageUninterpolable, 0);
+    setDoubleParam(ClusterImageClipped, 0);
+    setDoubleParam(ClusterImageOutside, 0);
+    setDoubleParam(ClusterImageFlatness, 0);
+    imaging_.mode = ETA_OFF;
     setStringParam(ClusterPedestalFile, "");
     setStringParam(ClusterBackendInUse, "chosen at the first frame");
     setStringParam(ClusterStatusMessage, "waiting for frames");
     setStringParam(NDPluginDriverPluginType, "NDPluginClusterCUDA");
     epicsTimeGetCurrent(&lastPublished_);
+    lastImage_ = lastPublished_;
     trainingNote_[0] = '\0';
     for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
         accumulators_[i].spectrum = NULL;
         accumulators_[i].hitmap = NULL;
+        accumulators_[i].calibration = NULL;
     }
     for (unsigned b = 0; b < batchSlots_; b++) {
         batches_[b].trained = batches_[b].found = 0;
@@ -221,7 +292,11 @@ NDPluginClusterCUDA::~NDPluginClusterCUDA()
     for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
         cc_spectrum_destroy(accumulators_[i].spectrum);
         cc_hitmap_destroy(accumulators_[i].hitmap);
+        cc_eta_calibration_destroy(accumulators_[i].calibration);
     }
+    cc_eta_calibration_destroy(calibration_);
+    cc_interpolator_destroy(image_);
+    free(spectrumAxis_);
     free(spectrumCounts_);
     free(spectrumCentres_);
     free(rms_);
@@ -486,6 +561,33 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
     } else if (function == ClusterWindowEnable) {
         value = value != 0;
         windowChanged_ = true;
+    } else if (function == ClusterPublish) {
+        publishWanted_ = value != 0;
+        publishNow_.signal();
+        value = 0;
+    } else if (function == ClusterSaveEta || function == ClusterLoadEta ||
+               function == ClusterImageReset) {
+        if (value != 0)
+            etaCommand(function);
+        value = 0;
+    } else if (function == ClusterEtaMode) {
+        if (checkEtaMode(pasynUser, value) != asynSuccess)
+            return asynError;
+    } else if (function == ClusterEtaFunction || function == ClusterEtaBins ||
+               function == ClusterSubpixels) {
+        double low, high;
+        if (function == ClusterEtaFunction &&
+            cc_eta_range((cc_eta_function)value, &low, &high) != CC_OK)
+            return refuseWrite(pasynUser, "EtaFunction %d is not eta2 (0), "
+                                          "eta2full (1) or eta3 (2)", value);
+        if (function == ClusterEtaBins &&
+            (value < 1 || value > (int)CC_ETA_BINS_MAX))
+            return refuseWrite(pasynUser, "EtaBins %d must be 1 to %u", value,
+                               CC_ETA_BINS_MAX);
+        if (function == ClusterSubpixels &&
+            (value < 1 || value > (int)CC_SUBPIXELS_MAX))
+            return refuseWrite(pasynUser, "Subpixels %d must be 1 to %u",
+                               value, CC_SUBPIXELS_MAX);
     } else if (function == ClusterMaxBatch) {
         /* Held arrays come from the source's pool: a bound keeps the
          * plugin from taking all of it. */
@@ -535,10 +637,25 @@ asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
     if ((function == ClusterSpectrumMin || function == ClusterSpectrumMax) &&
         checkSpectrum(pasynUser, function, value) != asynSuccess)
         return asynError;
+    if (function == ClusterAduPerKeV && !(value >= 0 && std::isfinite(value)))
+        return refuseWrite(pasynUser,
+                           "AduPerKeV %g must be 0 (no gain) or above", value);
+    if (function == ClusterWindowLowKeV || function == ClusterWindowHighKeV) {
+        /* The window is kept in ADU: the keV PVs write it. */
+        double gain;
+        getDoubleParam(ClusterAduPerKeV, &gain);
+        if (!(gain > 0))
+            return refuseWrite(pasynUser, "the window in keV needs the gain: "
+                                          "set AduPerKeV first");
+        function = function == ClusterWindowLowKeV ? ClusterWindowLow
+                                                   : ClusterWindowHigh;
+        value *= gain;
+    }
     if ((function == ClusterWindowLow || function == ClusterWindowHigh) &&
         checkWindow(pasynUser, function, value) != asynSuccess)
         return asynError;
     asynStatus status = setDoubleParam(function, value);
+    setKeV();
     callParamCallbacks();
     return status;
 }

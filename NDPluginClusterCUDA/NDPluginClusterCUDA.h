@@ -6,8 +6,12 @@
  *
  * Address 0 publishes each frame's clusters as an NDInt32 array
  * [2 + Nx*Ny, MaxClusters] (x, y, values; zero padded) with the input's
- * uniqueId and timestamps; address 1 publishes the hit map as an NDUInt32
- * image at the spectrum's rate.
+ * uniqueId and timestamps. At the spectrum's rate (SpectrumPeriod), and
+ * at once on Publish: address 1 the hit map (NDUInt32; the counting image
+ * with the energy window on), 2 and 3 the pedestal's mean and rms
+ * (NDFloat32), 4 the mask (NDUInt8) and, while EtaMode is Interpolate, 5
+ * the interpolated image (NDUInt32, S times the frame a side). Each image
+ * carries a Map attribute saying what it is.
  *
  * The plugin's processing thread only gathers arrays: while more wait in
  * its queue it holds each array it is given, up to MaxBatch, and hands
@@ -82,6 +86,33 @@
 #define ClusterPeakHighString "CLUSTER_PEAK_HIGH" /*   Low >= High: around the highest bin */
 #define ClusterPeakFittedString "CLUSTER_PEAK_FITTED" /* asynInt32 r/o: 1 when the last fit found a line */
 #define ClusterHitMapResetString "CLUSTER_HITMAP_RESET"      /* asynInt32: write 1 to clear */
+#define ClusterPublishString "CLUSTER_PUBLISH" /* asynInt32: write 1: spectrum, maps, images now */
+/* Energies in keV: a gain of 0 says none is known. */
+#define ClusterAduPerKeVString "CLUSTER_ADU_PER_KEV"       /* asynFloat64: the gain */
+#define ClusterWindowLowKeVString "CLUSTER_WINDOW_LOW_KEV" /* asynFloat64: the window */
+#define ClusterWindowHighKeVString "CLUSTER_WINDOW_HIGH_KEV" /*   in keV, with a gain */
+#define ClusterSpectrumAxisString "CLUSTER_SPECTRUM_AXIS"  /* asynFloat64Array r/o: bin
+                                                              centres, keV with a gain, else ADU */
+#define ClusterSpectrumAxisUnitString "CLUSTER_SPECTRUM_AXIS_UNIT" /* asynOctet r/o */
+#define ClusterPeakPositionKeVString "CLUSTER_PEAK_POSITION_KEV" /* asynFloat64 r/o */
+#define ClusterPeakFWHMKeVString "CLUSTER_PEAK_FWHM_KEV"         /* asynFloat64 r/o */
+/* η calibration and the interpolated image (docs/spec.md §7.4-§7.7) of
+ * the photons in the energy window (or of all clusters, window off). */
+#define ClusterEtaModeString "CLUSTER_ETA_MODE"         /* asynInt32: 0 Off, 1 Calibrate, 2 Interpolate */
+#define ClusterEtaFunctionString "CLUSTER_ETA_FUNCTION" /* asynInt32: 0 eta2, 1 eta2full, 2 eta3 */
+#define ClusterEtaBinsString "CLUSTER_ETA_BINS"         /* asynInt32: 1..1000 a side */
+#define ClusterEtaFileString "CLUSTER_ETA_FILE"         /* asynOctet: .eta path */
+#define ClusterSaveEtaString "CLUSTER_SAVE_ETA"         /* asynInt32: write 1 to save */
+#define ClusterLoadEtaString "CLUSTER_LOAD_ETA"         /* asynInt32: write 1 to load */
+#define ClusterEtaCalibrationString "CLUSTER_ETA_CALIBRATION" /* asynOctet r/o: the one in force */
+#define ClusterCalibrationPhotonsString "CLUSTER_CALIBRATION_PHOTONS" /* asynFloat64 r/o */
+#define ClusterSubpixelsString "CLUSTER_SUBPIXELS"      /* asynInt32: S, 1..25 */
+#define ClusterImageResetString "CLUSTER_IMAGE_RESET"   /* asynInt32: write 1 to clear */
+#define ClusterImagedPhotonsString "CLUSTER_IMAGED_PHOTONS" /* asynFloat64 r/o: in the image */
+#define ClusterImageUninterpolableString "CLUSTER_IMAGE_UNINTERPOLABLE" /* asynFloat64 r/o */
+#define ClusterImageClippedString "CLUSTER_IMAGE_CLIPPED"   /* asynFloat64 r/o */
+#define ClusterImageOutsideString "CLUSTER_IMAGE_OUTSIDE"   /* asynFloat64 r/o: not photons */
+#define ClusterImageFlatnessString "CLUSTER_IMAGE_FLATNESS" /* asynFloat64 r/o: chi^2/dof */
 
 class NDPluginClusterCUDA : public NDPluginDriver {
 public:
@@ -99,12 +130,16 @@ public:
         ADDRESS_PEDESTAL = 2, /* its mean per pixel, NDFloat32, ADU */
         ADDRESS_NOISE = 3,    /* its rms per pixel, NDFloat32, ADU */
         ADDRESS_MASK = 4,     /* the bad-pixel mask, NDUInt8, 1 = masked */
-        NUM_ADDRESSES = 5
+        /* The interpolated image, NDUInt32 (cols * S, rows * S), every
+         * SpectrumPeriod while EtaMode is Interpolate: */
+        ADDRESS_IMAGE = 5,
+        NUM_ADDRESSES = 6
     };
 
     void processCallbacks(NDArray *pArray);
-    /* The publisher thread's loop: spectrum, hit map and noise every
-     * SpectrumPeriod while anything changed, also after frames stop. */
+    /* The publisher thread's loop: spectrum, hit map, maps and image
+     * every SpectrumPeriod while anything changed, also after frames
+     * stop, and at once when Publish is written. */
     void publisherTask();
     /* The finder thread's loop: every batch handed over, in order. */
     void finderTask();
@@ -164,12 +199,47 @@ protected:
     enum { PEAK_RESULTS = 6 };
     int ClusterPeakResult[PEAK_RESULTS];
     int ClusterHitMapReset;
+    int ClusterPublish;
+    int ClusterAduPerKeV;
+    int ClusterWindowLowKeV;
+    int ClusterWindowHighKeV;
+    int ClusterSpectrumAxis;
+    int ClusterSpectrumAxisUnit;
+    int ClusterPeakPositionKeV;
+    int ClusterPeakFWHMKeV;
+    int ClusterEtaMode;
+    int ClusterEtaFunction;
+    int ClusterEtaBins;
+    int ClusterEtaFile;
+    int ClusterSaveEta;
+    int ClusterLoadEta;
+    int ClusterEtaCalibration;
+    int ClusterCalibrationPhotons;
+    int ClusterSubpixels;
+    int ClusterImageReset;
+    int ClusterImagedPhotons;
+    int ClusterImageUninterpolable;
+    int ClusterImageClipped;
+    int ClusterImageOutside;
+    int ClusterImageFlatness;
+    enum { ETA_OFF = 0, ETA_CALIBRATE = 1, ETA_INTERPOLATE = 2 };
 
 private:
     cc_config wantedConfig(int rows, int cols);
     int applyConfig(const cc_config &config, bool newFrameSize, char *message);
     int prepareAccumulators(int rows, int cols, int energy, int bins,
                             double min, double max, char *message);
+    /* What calibration or imaging runs: what the PVs ask in a batch's
+     * job, what is in force under the finder lock. */
+    struct Imaging {
+        int mode;              /* ETA_OFF, ETA_CALIBRATE, ETA_INTERPOLATE */
+        int function, bins;    /* of a new calibration */
+        int subpixels;
+        bool windowed;         /* the energy window, as the hit map's */
+        cc_energy_window window;
+        int rows, cols;
+        unsigned calibration;  /* calibrationNumber_ of the one imaged with */
+    };
     /* What the processing thread asks of the finder for one batch, from
      * the PVs when the batch was made. */
     struct Job {
@@ -186,6 +256,7 @@ private:
         char loadPath[512];
         bool loadMask;         /* then the mask from maskPath ("": none) */
         char maskPath[512];
+        Imaging imaging;       /* what EtaMode and its settings ask */
     };
     /* One core call's arrays and clusters, from the processing thread
      * through the finder thread and an output thread. */
@@ -205,14 +276,18 @@ private:
         cc_clusters *clusters;          /* of arrays[trained .. trained + found) */
         std::vector<NDArray *> outputs; /* their cluster arrays */
     };
-    /* One output thread's part of the spectrum and hit map: their sum is
-     * what is published, so output threads never wait for each other. */
+    /* One output thread's part of the spectrum, hit map and, while
+     * EtaMode is Calibrate, the calibration: their sum is what is
+     * published, so output threads never wait for each other. */
     struct Accumulator {
         epicsMutex lock;  /* taken after the port and the finder lock */
         cc_spectrum *spectrum;
         cc_hitmap *hitmap;
+        cc_eta_calibration *calibration; /* NULL unless calibrating */
     };
     void startThreads(const char *portName);
+    static void formatMessage(char *message, size_t size, const char *format,
+                              ...) EPICS_PRINTF_STYLE(3, 4);
     static void releaseArrays(std::vector<NDArray *> &arrays);
     void refuse(NDArray *pArray, const char *why);
     asynStatus refuseWrite(asynUser *pasynUser, const char *format, ...);
@@ -230,6 +305,19 @@ private:
     void publishBatch(Batch &batch);
     void publishSlow(bool force);
     void makeMaps(NDArray *maps[3]);
+    /* η calibration and the interpolated image (NDClusterCUDAImaging.cpp). */
+    Imaging wantedImaging(const cc_config &config);
+    void applyImaging(const Imaging &wanted, char *message);
+    cc_eta_calibration *mergedCalibration(char *message);
+    void replaceCalibration(cc_eta_calibration *calibration, const char *how);
+    asynStatus checkEtaMode(asynUser *pasynUser, int mode);
+    int loadCalibration(char *message);
+    void etaCommand(int function);
+    void stopImaging();
+    NDArray *takeImage(cc_image_stats *stats, double *flatness, char *message);
+    void publishImage(bool force, double period);
+    void publishCalibration();
+    void setKeV();
     NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
                           int maxClusters);
     void pedestalCommand(int function);
@@ -272,9 +360,21 @@ private:
     std::vector<uint64_t> finderNumbers_;
     epicsTimeStamp lastPublished_;
     bool unpublished_;         /* results changed since the last publication */
+    bool imageUnpublished_;    /* frames imaged since the image's */
+    bool publishWanted_;       /* Publish was written (port lock) */
+    epicsEvent publishNow_;    /* wakes the publisher thread */
+    epicsTimeStamp lastImage_; /* the publisher thread's */
     bool pendingLoad_;         /* LoadPedestal asked before the first frame */
     bool pendingMask_;         /* LoadMask asked before the first frame */
     char trainingNote_[CC_MESSAGE_SIZE]; /* why the pedestal trains again */
+    double *spectrumAxis_;     /* bin centres, keV or ADU (finder lock) */
+    /* Under the finder lock: */
+    Imaging imaging_;          /* what runs */
+    cc_eta_calibration *calibration_; /* the one in force, or NULL */
+    unsigned calibrationNumber_;      /* counts its replacements */
+    char calibrationNote_[CC_MESSAGE_SIZE]; /* what it is, for the PV */
+    cc_interpolator *image_;   /* the image taken from the finder, while
+                                  interpolating; else NULL */
 };
 
 #endif

@@ -38,3 +38,14 @@ counts_equal() {
     "$caget" -t -f"${3:-0}" "$1" | tr ' ' '\n' | tail -n +2 |
         head -n "$(wc -l <"$2")" | cmp -s - "$2"
 }
+# replay MASTER FRAMES: acquire FRAMES frames of a raw run, and wait until
+# the plugin has taken them all.
+replay() {
+    before=$(get "${C}ArrayCounter_RBV")
+    putstr "${P}cam1:MoenchRawFile" "$1"
+    put "${P}cam1:MoenchSource" 1
+    put "${P}cam1:ImageMode" 1
+    put "${P}cam1:NumImages" "$2"
+    put "${P}cam1:Acquire" 1
+    wait_for "${C}ArrayCounter_RBV" $((before + $2))
+}

@@ -17,17 +17,6 @@ command -v /usr/bin/python3 >/dev/null && python=/usr/bin/python3
 $python -c "import h5py, numpy" 2>/dev/null ||
     { echo "SKIP: python3 with h5py and numpy is needed (apt-get install python3-h5py)"; exit 77; }
 
-# replay MASTER FRAMES: acquire FRAMES frames of a raw run, and wait until
-# the plugin has taken them all.
-replay() {
-    before=$(get "${C}ArrayCounter_RBV")
-    putstr "${P}cam1:MoenchRawFile" "$1"
-    put "${P}cam1:MoenchSource" 1
-    put "${P}cam1:ImageMode" 1
-    put "${P}cam1:NumImages" "$2"
-    put "${P}cam1:Acquire" 1
-    wait_for "${C}ArrayCounter_RBV" $((before + $2))
-}
 
 mkdir -p "$work/run"
 "$simulate_raw" "$work/run" 100 40 11 >/dev/null || fail "simulate_raw failed"

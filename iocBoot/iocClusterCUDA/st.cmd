@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # st.cmd: the example IOC. A simulated MÖNCH frame source feeds
 # NDPluginClusterCUDA; NDFileHDF5 writes the clusters of every frame;
-# NDPluginStats watches the raw frames; NDStdArrays serves the hit map.
+# NDPluginStats watches the raw frames; NDStdArrays serves the hit map,
+# the pedestal maps and the interpolated image.
 # Start it with build/ioc/run-iocClusterCUDA (it runs in build/ioc, where
 # envPaths says where everything is). PREFIX (default CC:) names the PVs.
 
@@ -9,7 +10,8 @@
 epicsEnvSet("PREFIX", "$(PREFIX=CC:)")
 epicsEnvSet("EPICS_DB_INCLUDE_PATH", "$(ADCORE)/db:$(CLUSTER_TOP)/db")
 # Frames are 400 x 400 uint16 (320 KB); the pools hold a few hundred.
-epicsEnvSet("EPICS_CA_MAX_ARRAY_BYTES", "10000000")
+# The interpolated image is up to 2000 x 2000 uint32 (16 MB) for viewers.
+epicsEnvSet("EPICS_CA_MAX_ARRAY_BYTES", "20000000")
 
 dbLoadDatabase("$(CLUSTER_BUILD)/ioc/iocClusterCUDA.dbd")
 iocClusterCUDA_registerRecordDeviceDriver(pdbbase)
@@ -56,6 +58,11 @@ dbLoadRecords("NDProcess.template", "P=$(PREFIX),R=Proc1:,PORT=PROC1,ADDR=0,TIME
 # The hit map (address 1 of the finder) for viewers.
 NDStdArraysConfigure("IMAGE1", 3, 0, "CLUSTER1", 1, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=image1:,PORT=IMAGE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=1,TYPE=Int32,FTVL=LONG,NELEMENTS=160000")
+
+# The interpolated image (address 5: EtaMode Interpolate), for viewers,
+# up to Subpixels 5 on 400 x 400 frames.
+NDStdArraysConfigure("INTERP1", 3, 0, "CLUSTER1", 5, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=interp1:,PORT=INTERP1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=5,TYPE=Int32,FTVL=LONG,NELEMENTS=4000000")
 
 # The pedestal's mean and noise maps and the bad-pixel mask (addresses 2,
 # 3 and 4), for viewers.

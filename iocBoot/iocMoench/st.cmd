@@ -4,7 +4,7 @@
 # this file: PSI's virtual server on this machine) through its receiver's
 # ZMQ stream and feeds NDPluginClusterCUDA; NDFileHDF5 writes the clusters
 # of every frame; NDPluginStats watches the frames; NDStdArrays serves the
-# hit map; autosave keeps the settings. Start it with
+# hit map and the interpolated image; autosave keeps the settings. Start it with
 # build/ioc/run-iocMoench (it runs in build/ioc, where envPaths says where
 # everything is). PREFIX (default MOENCH:) names the PVs.
 
@@ -12,8 +12,9 @@
 epicsEnvSet("PREFIX", "$(PREFIX=MOENCH:)")
 epicsEnvSet("SLS_CONFIG", "$(SLS_CONFIG=$(CLUSTER_TOP)/iocBoot/iocMoench/moench.config)")
 epicsEnvSet("EPICS_DB_INCLUDE_PATH", "$(ADCORE)/db:$(CLUSTER_TOP)/db:$(SLS_DRIVER)/db")
-# Frames are 400 x 400 uint16 (320 KB).
-epicsEnvSet("EPICS_CA_MAX_ARRAY_BYTES", "10000000")
+# Frames are 400 x 400 uint16 (320 KB); the interpolated image is up to
+# 2000 x 2000 uint32 (16 MB) for viewers.
+epicsEnvSet("EPICS_CA_MAX_ARRAY_BYTES", "20000000")
 
 dbLoadDatabase("$(CLUSTER_BUILD)/ioc/iocMoench.dbd")
 iocMoench_registerRecordDeviceDriver(pdbbase)
@@ -45,6 +46,11 @@ dbLoadRecords("NDTimeSeries.template", "P=$(PREFIX),R=Stats1:TS:,PORT=STATS1_TS,
 # The hit map (address 1 of the finder) for viewers.
 NDStdArraysConfigure("IMAGE1", 3, 0, "CLUSTER1", 1, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=image1:,PORT=IMAGE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=1,TYPE=Int32,FTVL=LONG,NELEMENTS=160000")
+
+# The interpolated image (address 5: EtaMode Interpolate), for viewers,
+# up to Subpixels 5 on 400 x 400 frames.
+NDStdArraysConfigure("INTERP1", 3, 0, "CLUSTER1", 5, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=interp1:,PORT=INTERP1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=5,TYPE=Int32,FTVL=LONG,NELEMENTS=4000000")
 
 # Autosave: the settings of iocMoench.req, restored before the records
 # initialise (so the driver's PINI records write the saved values, not
