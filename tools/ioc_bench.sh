@@ -50,14 +50,22 @@ usage: ioc_bench.sh [options]
   --pinned 0|1              PINNED_ARRAYS for st.cmd (default 1)
   --files DIR               where HDF5 files are written (default a
                             temporary folder; each run's file is deleted)
+  --window LO:HI|off        the energy window, ADU of Sum, of the hit map
+                            and the imaging (default off)
+  --imaging off|on          on: every run interpolated at --subpixels by an
+                            eta2 calibration of 100 x 100 bins taken live
+                            (3 s at full rate before the runs; default off)
+  --subpixels S             Subpixels for --imaging on (default 5)
 EOF
     common_usage
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
 max_batch=64 queue=2000 files="" source_threads="" ring=0
+imaging=off window=off subpixels=5
 script_option() {
     case $1 in
+    --imaging) imaging=$2 ;; --window) window=$2 ;; --subpixels) subpixels=$2 ;;
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
@@ -70,6 +78,7 @@ script_option() {
 }
 parse_options "$@"
 case $backend in cpu|cuda|auto) ;; *) usage >&2; exit 2 ;; esac
+case $imaging in off|on) ;; *) usage >&2; exit 2 ;; esac
 case $hdf5 in off) hdf5_modes=0 ;; on) hdf5_modes=1 ;; both) hdf5_modes="0 1" ;;
     *) usage >&2; exit 2 ;; esac
 export PINNED_ARRAYS=$pinned
@@ -86,6 +95,21 @@ train_pedestal "$pedestal"
 backend_in_use "$backend"
 queue_size=$(get "${C}QueueSize_RBV")
 puts "$S" MoenchDarkFrames:0 MoenchCycleFrames:"$cycle" MoenchFrameRing:"$ring" ImageMode:2
+
+[ "$window" = off ] ||
+    puts "$C" WindowHigh:"${window#*:}" WindowLow:"${window%:*}" WindowEnable:1
+# Imaging: the calibration taken from 3 s of frames, then every run
+# interpolated with it.
+if [ "$imaging" = on ]; then
+    puts "$C" EtaFunction:0 EtaBins:100 Subpixels:"$subpixels" EtaMode:1
+    put "${S}AcquirePeriod" 0
+    start_acquire
+    sleep 3
+    put "${S}Acquire" 0
+    wait_for "${C}QueueFree" "$queue_size" 120 || say "the plugin's queue did not drain"
+    put "${C}EtaMode" 2
+    say "imaging: $(getstr "${C}StatusMessage_RBV")"
+fi
 
 # HDF5 in Stream mode, every cluster array, one file per run.
 hdf5_start() {
@@ -168,7 +192,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -182,4 +206,5 @@ for with_hdf5 in $hdf5_modes; do
     done
 done
 echo
+[ "$imaging" = on ] && echo "Imaging: $(get "${C}ImagedPhotons_RBV") photons imaged in the runs ($(get "${C}ImageUninterpolable_RBV") uninterpolable, $(get "${C}ImageOutside_RBV") clusters outside the window), by $(getstr "${C}EtaCalibration_RBV"); status: $(getstr "${C}StatusMessage_RBV")"
 echo "IOC resident memory at the end: $(($(rss_kib) / 1024)) MiB (peak $(($(awk '/^VmHWM/{print $2}' "/proc/$pid/status") / 1024)) MiB)."
