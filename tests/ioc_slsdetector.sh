@@ -20,7 +20,8 @@
 # - an acquisition stopped and another with new NumFrames and period:
 #   nothing lost between driver and plugin; ReceiverMode 0 (the stream's
 #   timer mode) sends only a frame now and then, and the plugin takes
-#   what the driver makes.
+#   what the driver makes;
+# - the iocMoench screens name records of this IOC (tests/opi_check.py).
 # Everything on loopback, on ports and shared memory of this test's own;
 # every process is stopped by PID and the shared memory removed, also on
 # failure. SKIP (77) without the sls stack or PSI's driver.
@@ -90,6 +91,16 @@ write_sls_config "$SLS_CONFIG"
 start_ioc 1
 grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
     fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"
+# The top-level screen iocMoench (and what it opens) names records of
+# this IOC (tests/opi_screens.sh checks the example IOC's screens); PSI's
+# driver's screens are in its op folder.
+ioc_shell "dbl > $work/records.txt"
+sleep 1
+sls_op=$(sed -n 's/^epicsEnvSet("SLS_DRIVER", "\(.*\)")$/\1/p' "$builddir/ioc/envPaths")/slsDetectorApp/op
+python3 "$top/tests/opi_check.py" "$work/records.txt" "$top/opi" \
+    "$(dirname "$ADCORE_OP_ADL"):$sls_op" "$top/iocBoot/iocMoench/st.cmd" "$P" \
+    >"$work/check.txt" || { cat "$work/check.txt"; fail "the iocMoench screens do not match the IOC"; }
+sed 's/^/ok: /' "$work/check.txt"
 
 # The driver's template writes ReceiverMode 0 (a frame every 500 ms to
 # the stream) and its own NumFrames and times at start-up: set them.

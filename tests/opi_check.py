@@ -1,25 +1,35 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """opi_check.py: checks the control-room screens against the running IOC.
 
-usage: opi_check.py RECORDS OPI_DIR ADCORE_OP_DIR ST_CMD PREFIX
+usage: opi_check.py RECORDS OPI_DIR OP_DIRS ST_CMD PREFIX
 
-RECORDS is the IOC's dbl. Each of our screens is opened with the macros
-the example IOC gives it: P is PREFIX, and each stage's R is what st.cmd
-loads that stage's template with (the top-level screen names them CAM,
-CLUSTER, HDF and IMAGE). From there every composite, embedded screen and
-related display is followed, with the macros it passes on: the file must
-exist (in OPI_DIR or ADCore's op folders), and every PV that it names must
-be a record of the IOC. ADCore's own screens are checked with their
-composites, but their related displays (other plugins, other macros) are
-not followed. Prints one line per screen; exit status 1 on any problem.
+RECORDS is the IOC's dbl; ST_CMD the IOC's st.cmd (iocBoot/NAME/st.cmd:
+its top-level screen is NAME). OP_DIRS are the op folders of ADCore and
+of the IOC's driver, ":" between them. The top-level screen is opened
+with the macros the IOC gives it: P is PREFIX, and each stage's macro
+(CAM, CLUSTER, HDF, STATS, IMAGE, INTERP) is the R that st.cmd loads that
+stage's template with; so are our screens of the stages that st.cmd
+loads (NDClusterCUDA, ADMoenchSim), with P and R. From there every
+composite, embedded screen and related display is followed, with the
+macros it passes on: the file must exist (in OPI_DIR or the op folders),
+and every PV that it names must be a record of the IOC. Other screens'
+composites are checked too, but not their related displays (other
+plugins, other macros). Prints one line per screen; exit status 1 on any
+problem.
 """
 import os
 import re
 import sys
 
-# Which template of st.cmd gives each stage macro of the top-level screen.
-STAGES = {"CAM": "ADMoenchSim.template", "CLUSTER": "NDClusterCUDA.template",
-          "HDF": "NDFileHDF5.template", "IMAGE": "NDStdArrays.template"}
+# Which load of st.cmd gives each stage macro of the top-level screens:
+# its template (the first of those loaded), and the finder's address that
+# an NDStdArrays takes (the hit map 1, the interpolated image 5).
+STAGES = {"CAM": (("ADMoenchSim.template", "slsDetector.template"), None),
+          "CLUSTER": (("NDClusterCUDA.template",), None),
+          "HDF": (("NDFileHDF5.template",), None), "STATS": (("NDStats.template",), None),
+          "IMAGE": (("NDStdArrays.template",), "1"), "INTERP": (("NDStdArrays.template",), "5")}
+# Our screens of a stage, opened on their own with P and R.
+STAGE_SCREENS = {"NDClusterCUDA": "CLUSTER", "ADMoenchSim": "CAM"}
 # MEDM: PV names; "composite file"; related display name and args.
 ADL_PV = re.compile(r'\b(?:chan[A-D]?|xdata|ydata|trigger|erase|countPvName)="([^"]+)"')
 ADL_COMPOSITE = re.compile(r'"composite file"="([^";]+)')
@@ -85,17 +95,23 @@ def scan(path, macros):
 
 
 def main():
-    records_file, opi, op, st_cmd, prefix = sys.argv[1:]
+    records_file, opi, ops, st_cmd, prefix = sys.argv[1:]
     records = {line.strip() for line in open(records_file) if line.strip()}
-    loads = dict(re.findall(r'dbLoadRecords\("([^"]+)",\s*"[^"]*\bR=([^,"]+)',
-                            open(st_cmd).read()))
-    r = {stage: loads[template] for stage, template in STAGES.items()}
-    search = {"adl": [opi, op + "/adl"],
-              "bob": [opi, op + "/bob", op + "/bob/autoconvert"],
-              "ui": [opi, op + "/ui", op + "/ui/autoconvert"]}
-    roots = [("NDClusterCUDA", {"P": prefix, "R": r["CLUSTER"]}),
-             ("ADMoenchSim", {"P": prefix, "R": r["CAM"]}),
-             ("iocClusterCUDA", dict(r, P=prefix))]
+    loads = [(template, dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv))
+             for template, args in re.findall(r'dbLoadRecords\("([^"]+)",\s*"([^"]*)"',
+                                              open(st_cmd).read())]
+    r = {}
+    for stage, (templates, addr) in STAGES.items():
+        for template, macros in loads:
+            if template in templates and addr in (None, macros.get("NDARRAY_ADDR")):
+                r.setdefault(stage, macros["R"])
+    ops = ops.split(":")
+    search = {"adl": [opi] + [d + "/adl" for d in ops],
+              "bob": [opi] + [d + sub for d in ops for sub in ("/bob", "/bob/autoconvert")],
+              "ui": [opi] + [d + sub for d in ops for sub in ("/ui", "/ui/autoconvert")]}
+    roots = [(screen, {"P": prefix, "R": r[stage]}) for screen, stage in STAGE_SCREENS.items()
+             if stage in r and any(t == screen + ".template" for t, _ in loads)]
+    roots.append((os.path.basename(os.path.dirname(os.path.abspath(st_cmd))), dict(r, P=prefix)))
     problems = []
     for base, macros in roots:
         for kind in ("adl", "bob", "ui"):
