@@ -103,6 +103,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
 
     createParam(MoenchFluxString,        asynParamFloat64, &MoenchFlux);
     createParam(MoenchSeedString,        asynParamInt32,   &MoenchSeed);
+    createParam(MoenchHotPixelsString,   asynParamInt32,   &MoenchHotPixels);
     createParam(MoenchDarkFramesString,  asynParamInt32,   &MoenchDarkFrames);
     createParam(MoenchSourceString,      asynParamInt32,   &MoenchSource);
     createParam(MoenchRawFileString,     asynParamOctet,   &MoenchRawFile);
@@ -153,6 +154,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     /* Defaults of the core's simulator (cc_simulator_config_init). */
     setDoubleParam(MoenchFlux, 2330.0);
     setIntegerParam(MoenchSeed, 1);
+    setIntegerParam(MoenchHotPixels, 0);
     setIntegerParam(MoenchDarkFrames, 0);
     setIntegerParam(MoenchSource, ADMoenchSourceSimulated);
     setStringParam(MoenchRawFile, "");
@@ -219,6 +221,9 @@ void ADMoenchSim::readSettings(Settings *settings)
     getIntegerParam(MoenchSeed, &seed);
     settings->seed = (uint32_t)seed;
     getDoubleParam(MoenchFlux, &settings->flux);
+    int hotPixels;
+    getIntegerParam(MoenchHotPixels, &hotPixels);
+    settings->hotPixels = hotPixels > 0 ? (uint32_t)hotPixels : 0;
     getIntegerParam(MoenchDarkFrames, &darkFrames);
     settings->darkFrames = darkFrames > 0 ? (uint64_t)darkFrames : 0;
     getIntegerParam(MoenchCycleFrames, &cycleFrames);
@@ -319,6 +324,7 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
         config.cols = settings.cols;
         config.seed = settings.seed;
         config.flux = settings.flux;
+        config.hot_pixels = settings.hotPixels; /* too many: refused here */
         config.threads = 0; /* frames are independent: one thread per CPU */
         rc = cc_simulator_new(&simulator_, &config, message);
         if (rc != CC_OK) return rc;
@@ -348,7 +354,8 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
 }
 
 /** Simulates the data frames that MoenchCycleFrames repeats, unless those
-  * of the last acquisition fit (same seed, flux, size and first frame).
+  * of the last acquisition fit (same seed, flux, hot pixels, size and
+  * first frame).
   * Called without the lock, after the simulator is made. */
 int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
 {
@@ -358,8 +365,9 @@ int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
         return CC_OK;
     }
     char key[160];
-    epicsSnprintf(key, sizeof(key), "%u %u %llu %.17g %llu %llu", (unsigned)rows_,
+    epicsSnprintf(key, sizeof(key), "%u %u %llu %.17g %u %llu %llu", (unsigned)rows_,
                   (unsigned)cols_, (unsigned long long)settings.seed, settings.flux,
+                  (unsigned)settings.hotPixels,
                   (unsigned long long)settings.darkFrames,
                   (unsigned long long)settings.cycleFrames);
     if (cycleKey_ == key) return CC_OK;

@@ -44,6 +44,7 @@ typedef enum {
 /*                              String                    asyn interface  access  Description */
 #define MoenchFluxString        "MOENCH_FLUX"          /* (asynFloat64, r/w) Mean photons per simulated frame */
 #define MoenchSeedString        "MOENCH_SEED"          /* (asynInt32,   r/w) Simulator seed (taken as unsigned 32-bit) */
+#define MoenchHotPixelsString   "MOENCH_HOT_PIXELS"    /* (asynInt32,   r/w) Hot pixels planted, at pixels drawn from the seed */
 #define MoenchDarkFramesString  "MOENCH_DARK_FRAMES"   /* (asynInt32,   r/w) Dark frames at the start of each acquisition */
 #define MoenchSourceString      "MOENCH_SOURCE"        /* (asynInt32,   r/w) ADMoenchSource_t */
 #define MoenchRawFileString     "MOENCH_RAW_FILE"      /* (asynOctet,   r/w) Master JSON file of the run to replay */
@@ -74,6 +75,7 @@ protected:
     int MoenchFlux;
     #define FIRST_MOENCH_PARAM MoenchFlux
     int MoenchSeed;
+    int MoenchHotPixels;
     int MoenchDarkFrames;
     int MoenchSource;
     int MoenchRawFile;
@@ -93,6 +95,7 @@ private:
         uint32_t cols;
         uint64_t seed;
         double flux;
+        uint32_t hotPixels;
         uint64_t darkFrames;
         uint64_t cycleFrames;  /* 0: every data frame simulated */
         int sourceThreads;

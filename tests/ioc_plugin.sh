@@ -7,8 +7,10 @@
 # change takes effect; a small MaxClusters counts drops in a MAJOR alarm;
 # a wrong data type and new frame dimensions give an error status and no
 # crash; a backlog is worked off in batches with the same clusters; a
-# pedestal saved, then loaded after an IOC restart, gives the same
-# clusters. SKIP (77) when the build has no EPICS.
+# mask from a file, hot pixels auto-masked, the pedestal maps and the
+# counting image are the core's; a pedestal saved, then loaded after an
+# IOC restart, gives the same clusters. SKIP (77) when the build has no
+# EPICS.
 . "$(dirname "$0")/common.sh"
 
 . "$(dirname "$0")/ioc_common.sh"
@@ -304,6 +306,34 @@ put "${C}AutoMaskFactor" 0
 put "${P}cam1:MoenchDarkFrames" 0
 put "${P}cam1:MoenchCycleFrames" 0
 echo "ok: a mask of 40 rows and the rms rule (1.5) mask $got_masked pixels and leave $got_mask clusters, as the core alone; the pedestal, noise and mask maps are the core's"
+
+# Hot pixels planted in the source: the rms rule (5) masks them, with the
+# clusters and the mask the core gives.
+"${builddir:-.}/tools/source_totals" --frames 60 --dark 100 --pedestal 100 \
+    --cycle 20 --size 3 --hot-pixels 3 --auto-mask 5 --maps "$work/hot" \
+    >"$work/totals_hot.txt" || fail "source_totals --hot-pixels failed"
+grep -q "^hot 3 masked 3$" "$work/totals_hot.txt" ||
+    fail "the core leaves hot pixels: $(cat "$work/totals_hot.txt")"
+expected_hot=$(sed -n 's/^clusters //p' "$work/totals_hot.txt")
+put "${P}cam1:MoenchHotPixels" 3
+put "${C}AutoMaskFactor" 5
+put "${P}mask1:EnableCallbacks" 1
+acquire_cycled
+for _ in $(seq 20); do
+    counts_equal "${P}mask1:ArrayData" "$work/hot_mask.txt" && break
+    sleep 0.25
+done
+counts_equal "${P}mask1:ArrayData" "$work/hot_mask.txt" ||
+    fail "with hot pixels, the mask differs from the core's"
+got_hot=$(get "${C}TotalClusters_RBV")
+[ "$got_hot" = "$expected_hot" ] ||
+    fail "with hot pixels: $got_hot clusters, the core $expected_hot"
+put "${P}mask1:EnableCallbacks" 0
+put "${P}cam1:MoenchHotPixels" 0
+put "${C}AutoMaskFactor" 0
+put "${P}cam1:MoenchDarkFrames" 0
+put "${P}cam1:MoenchCycleFrames" 0
+echo "ok: 3 hot pixels planted in the source are auto-masked (k = 5): $(get "${C}MaskedPixels_RBV") pixels masked, $got_hot clusters, as the core"
 
 # The energy window: the hit map becomes the counting image of [700, 900)
 # ADU, the core's of the same frames, with as many clusters left out; an

@@ -29,7 +29,7 @@
 struct options {
     uint64_t seed, dark, pedestal, frames, cycle, lost_dark, lost;
     double flux, nsigma;
-    uint32_t size, max_clusters, threads;
+    uint32_t size, max_clusters, threads, hot_pixels;
     const char *spectrum_path, *hitmap_path;
     const char *mask_path; /* bad pixels, .npy */
     const char *maps_prefix; /* PREFIX_mean.txt, _rms.txt, _mask.txt */
@@ -50,6 +50,8 @@ static void usage(FILE *out)
             "  --lost-dark N       the first N dark frames never reach the plugin\n"
             "  --lost N            the first N data frames never reach the plugin\n"
             "  --seed N --flux X   MoenchSeed (default 1), MoenchFlux (default 2330)\n"
+            "  --hot-pixels N      MoenchHotPixels (default 0); prints how many\n"
+            "                      of them the mask takes out\n"
             "  --size N            cluster size N x N (default 3)\n"
             "  --nsigma X          (default 5)\n"
             "  --max-clusters N    MaxClusters (default 5000)\n"
@@ -77,6 +79,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
         {"mask", 1, 0, 'M'},    {"auto-mask", 1, 0, 'a'},
         {"energy-window", 1, 0, 'w'}, {"maps", 1, 0, 'P'},
+        {"hot-pixels", 1, 0, 'o'},
         {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
                           .nsigma = 5, .size = 3, .max_clusters = 5000};
@@ -99,6 +102,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'z': o->size = (uint32_t)n; break;
         case 'm': o->max_clusters = (uint32_t)n; break;
         case 't': o->threads = (uint32_t)n; break;
+        case 'o': o->hot_pixels = (uint32_t)n; break;
         case 'x': o->flux = strtod(optarg, &end); break;
         case 'n': o->nsigma = strtod(optarg, &end); break;
         case 'S': o->spectrum_path = optarg; break;
@@ -183,6 +187,7 @@ static int set_up(struct run *r, char *message)
     cc_simulator_config_init(&sim);
     sim.seed = o->seed;
     sim.flux = o->flux;
+    sim.hot_pixels = o->hot_pixels;
     sim.threads = o->threads;
     int rc = cc_simulator_new(&r->simulator, &sim, message);
     if (rc != CC_OK)
@@ -267,6 +272,26 @@ static int write_counts(const char *path, const void *counts, size_t n,
     return fclose(out);
 }
 
+/* Of the hot pixels planted, how many the finder's mask takes out. */
+static int hot_masked(const struct run *r, uint64_t *hot, uint64_t *masked)
+{
+    uint8_t *defects = malloc(r->pixels), *mask = malloc(r->pixels);
+    int rc = defects != NULL && mask != NULL &&
+                     cc_simulator_defects(r->simulator, defects) == CC_OK &&
+                     cc_finder_get_mask(r->finder, mask) == CC_OK
+                 ? 0
+                 : -1;
+    *hot = *masked = 0;
+    for (size_t p = 0; rc == 0 && p < r->pixels; p++)
+        if (defects[p] == CC_PIXEL_HOT) {
+            (*hot)++;
+            *masked += mask[p];
+        }
+    free(defects);
+    free(mask);
+    return rc;
+}
+
 /* The maps the plugin publishes on addresses 2 to 4, as caget prints
  * them: each value rounded to float, then %.6f. */
 static int write_maps(cc_finder *finder, size_t pixels, const char *prefix)
@@ -325,6 +350,9 @@ int main(int argc, char **argv)
             printf("peak %.4f %.4f\n", peak.position, peak.sigma);
         else
             printf("peak none\n");
+        uint64_t hot, masked;
+        if (o.hot_pixels > 0 && hot_masked(&r, &hot, &masked) == 0)
+            printf("hot %" PRIu64 " masked %" PRIu64 "\n", hot, masked);
         if ((o.spectrum_path != NULL &&
              write_counts(o.spectrum_path, cc_spectrum_counts(r.spectrum),
                           cc_spectrum_bins(r.spectrum), true) != 0) ||
