@@ -21,7 +21,9 @@
 #   nothing lost between driver and plugin; ReceiverMode 0 (the stream's
 #   timer mode) sends only a frame now and then, and the plugin takes
 #   what the driver makes;
-# - the iocMoench screens name records of this IOC (tests/opi_check.py).
+# - the iocMoench screens name records of this IOC (tests/opi_check.py),
+#   and are rendered in MEDM and caQtDM (where installed) against it,
+#   frames flowing and the interpolated image made (tests/opi_render.sh).
 # Everything on loopback, on ports and shared memory of this test's own;
 # every process is stopped by PID and the shared memory removed, also on
 # failure. SKIP (77) without the sls stack or PSI's driver.
@@ -72,7 +74,8 @@ case ${sanitizers:-no} in *address*) period=0.002 ;; esac
 sls_chain_ports $((10000 + $$ % 1200 * 8))
 export SLS_CONFIG="$work/moench.config" AUTOSAVE_FILES="$work" PINNED_ARRAYS=1
 export CLUSTER_OUTPUT_THREADS=2
-trap 'stop_ioc; stop_sls; rm -rf "$work"' EXIT
+. "$top/tests/opi_render.sh"
+trap 'render_stop; stop_ioc; stop_sls; rm -rf "$work"' EXIT
 
 sls_put() { "$SLS_BIN/sls_detector_put" "$@" >"$work/sls_put.log" 2>&1 || { cat "$work/sls_put.log"; fail "sls_detector_put $*"; }; }
 # acquire FRAMES PERIOD: one acquisition through the driver, to its end.
@@ -182,6 +185,26 @@ $python "$top/tests/ioc_hdf5.py" "$work/chain.h5" "$work/raw.clust" ||
     fail "NDFileHDF5's clusters differ from clusterfind's on the receiver's files"
 rm -f "$work/chain.h5"
 echo "ok: clusterfind on the receiver's raw files finds, frame by frame, the clusters the plugin published"
+
+# The iocMoench screens rendered against it, frames flowing at 100 Hz
+# (not saved), an eta calibration taken from them and the image made.
+if find_renderers; then
+    put "${P}cam1:AutoSave" 0
+    put "${C}EtaMode" 1
+    put "${P}image1:EnableCallbacks" 1
+    put "${P}interp1:EnableCallbacks" 1
+    put "${P}cam1:NumFrames" 100000
+    put "${P}cam1:AcquirePeriod" 0.01
+    "$caput" -w 1 "${P}cam1:Acquire" 1 >/dev/null 2>&1 || true
+    sleep 3
+    put "${C}EtaMode" 2
+    render_path=$sls_op/adl:$sls_op/ui render_screens iocMoench \
+        "P=${P},CAM=cam1:,CLUSTER=Cluster1:,HDF=HDF1:,STATS=Stats1:,IMAGE=image1:,INTERP=interp1:"
+    put "${P}cam1:Acquire" 0
+    wait_for "${P}cam1:DetectorState_RBV" 0
+    wait_for "${C}ArrayCounter_RBV" "$(get "${P}cam1:ArrayCounter_RBV")"
+    put "${C}EtaMode" 0
+fi
 
 # PSI's plain slsReceiver in its place: the server's fixed pattern.
 stop_sls_receiver
