@@ -66,12 +66,28 @@ settings() {
     put "${P}interp1:EnableCallbacks" 1
     put "${P}image1:EnableCallbacks" 1
 }
-# published: what the plugin has imaged, published now (frames stopped).
+# above PV N: until PV counts past N (60 s at most).
+above() {
+    for _ in $(seq 300); do
+        [ "$(get "$1")" -gt "$2" ] && return 0
+        sleep 0.2
+    done
+    fail "$1 is $(get "$1"), not above $2"
+}
+# published: once every array the source sent is through the plugin, what
+# it imaged, published on Publish alone (the periodic publications held
+# off, so that the image and its counters stay as read).
 published() {
-    wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
+    sent=$(get "${P}cam1:ArrayCounter_RBV")
+    for _ in $(seq 300); do
+        [ $(($(get "${C}ArrayCounter_RBV") + $(get "${C}DroppedArrays_RBV"))) -ge "$sent" ] && break
+        sleep 0.2
+    done
+    put "${C}SpectrumPeriod" 1000
+    sleep 1 # a periodic publication under way lands first
     before=$(get "${P}interp1:ArrayCounter_RBV")
     put "${C}Publish" 1
-    wait_for "${P}interp1:ArrayCounter_RBV" $((before + 1))
+    above "${P}interp1:ArrayCounter_RBV" "$before"
 }
 
 start_ioc 1
@@ -160,7 +176,7 @@ put "${P}HDF1:AutoSave" 1
 put "${P}HDF1:EnableCallbacks" 1
 before=$(get "${P}HDF1:ArrayCounter_RBV")
 put "${C}Publish" 1
-wait_for "${P}HDF1:ArrayCounter_RBV" $((before + 1))
+above "${P}HDF1:ArrayCounter_RBV" "$before"
 wait_for "${P}Stats1:Total_RBV" "$imaged"
 $python - "$work/interpolated.h5" "$work/offline.npy" <<'PYTHON' || fail "the HDF5 image differs from clusterfind's"
 import sys
