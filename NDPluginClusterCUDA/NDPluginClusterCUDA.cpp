@@ -487,6 +487,7 @@ asynStatus NDPluginClusterCUDA::checkWindow(asynUser *pasynUser, int function,
     double low, high;
     getDoubleParam(ClusterWindowLow, &low);
     getDoubleParam(ClusterWindowHigh, &high);
+    const double held = function == ClusterWindowLow ? low : high;
     if (function == ClusterWindowLow)
         low = value;
     else if (function == ClusterWindowHigh)
@@ -497,7 +498,9 @@ asynStatus NDPluginClusterCUDA::checkWindow(asynUser *pasynUser, int function,
         return refuseWrite(pasynUser, "%s (to move the window up, set "
                                       "WindowHigh first)",
                            message);
-    windowChanged_ = true;
+    /* The same value again changes nothing: the counting image goes on. */
+    if (value != held)
+        windowChanged_ = true;
     return asynSuccess;
 }
 
@@ -510,6 +513,8 @@ asynStatus NDPluginClusterCUDA::checkSpectrum(asynUser *pasynUser,
     getIntegerParam(ClusterSpectrumBins, &bins);
     getDoubleParam(ClusterSpectrumMin, &min);
     getDoubleParam(ClusterSpectrumMax, &max);
+    const int heldEnergy = energy, heldBins = bins;
+    const double heldMin = min, heldMax = max;
     if (function == ClusterSpectrumEnergy)
         energy = (int)value;
     else if (function == ClusterSpectrumBins)
@@ -527,7 +532,11 @@ asynStatus NDPluginClusterCUDA::checkSpectrum(asynUser *pasynUser,
                            "Sum2x2 (1), SpectrumMin below SpectrumMax (to "
                            "move the range up, set SpectrumMax first)",
                            bins, energy, min, max, 1 << 24);
-    spectrumChanged_ = true;
+    /* The same settings again keep the spectrum (an mbbo given a state
+     * it lacks writes state 0's value). */
+    if (energy != heldEnergy || bins != heldBins || min != heldMin ||
+        max != heldMax)
+        spectrumChanged_ = true;
     return asynSuccess;
 }
 
@@ -559,8 +568,11 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         if (checkSpectrum(pasynUser, function, value) != asynSuccess)
             return asynError;
     } else if (function == ClusterWindowEnable) {
+        int held;
+        getIntegerParam(ClusterWindowEnable, &held);
         value = value != 0;
-        windowChanged_ = true;
+        if (value != held)
+            windowChanged_ = true;
     } else if (function == ClusterPublish) {
         publishWanted_ = value != 0;
         publishNow_.signal();
@@ -605,12 +617,17 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         finderLock_.unlock();
         cc_config config = wantedConfig(rows, cols);
         char message[CC_MESSAGE_SIZE];
-        if (cc_config_check(&config, message) != CC_OK ||
-            (function == ClusterMaxClusters && value < 1)) {
+        /* MaxClusters sizes every output array: no frame has more
+         * clusters than pixels (tied maxima each emit one). */
+        bool badMax = function == ClusterMaxClusters &&
+                      (value < 1 || (double)value > (double)rows * cols);
+        if (badMax || cc_config_check(&config, message) != CC_OK) {
             setIntegerParam(function, held);
-            if (function == ClusterMaxClusters && value < 1)
+            if (badMax)
                 snprintf(message, sizeof message,
-                         "MaxClusters must be at least 1: it sizes the output");
+                         "MaxClusters %d must be 1 to %d, the pixels of a "
+                         "frame: it sizes the output",
+                         value, rows * cols);
             return refuseWrite(pasynUser, "%s", message);
         }
         settingsChanged_ = true;
@@ -637,6 +654,16 @@ asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
     if ((function == ClusterSpectrumMin || function == ClusterSpectrumMax) &&
         checkSpectrum(pasynUser, function, value) != asynSuccess)
         return asynError;
+    if ((function == ClusterPeakLow || function == ClusterPeakHigh) &&
+        !std::isfinite(value))
+        return refuseWrite(pasynUser, "the fit's range edge %g must be finite",
+                           value);
+    if (function == ClusterSpectrumPeriod &&
+        !(value >= 0 && std::isfinite(value)))
+        return refuseWrite(pasynUser,
+                           "SpectrumPeriod %g must be 0 (as often as batches "
+                           "come) or more seconds",
+                           value);
     if (function == ClusterAduPerKeV && !(value >= 0 && std::isfinite(value)))
         return refuseWrite(pasynUser,
                            "AduPerKeV %g must be 0 (no gain) or above", value);
