@@ -86,6 +86,7 @@ cp "$build/ioc/iocClusterCUDA.dbd" "$bundle/ioc/"
 cp "$top"/db/*.template "$top"/db/*.req "$bundle/db/"
 cp "$adcore"/db/*.template "$adcore"/db/*.req "$bundle/adcore/db/"
 cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
+cp "$top/iocBoot/operators.acf" "$bundle/iocBoot/"
 cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_source_bench.sh "$top"/tools/ioc_soak.sh \
     "$top"/tools/ioc_lib.sh "$top"/tools/ioc_process.sh "$bundle/tools/"
 if [ -n "$sls_programs" ]; then
@@ -134,7 +135,8 @@ PATHS
 printf 'caget=%s\ncaput=%s\ncamonitor=%s\nSLS_BIN=%s\n' "$here/bin/caget" "$here/bin/caput" \
     "$here/bin/camonitor" "$here/bin" >"$here/ioc/epicsTools"
 for ioc in iocClusterCUDA iocMoench; do
-    printf '#!/bin/sh\ncd "%s/ioc" && exec ../bin/%s ../iocBoot/%s/st.cmd\n' \
+    # The user and host starting the IOC are its operators (operators.acf).
+    printf '#!/bin/sh\nexport CLUSTER_OPERATORS="${CLUSTER_OPERATORS:-$(id -un)}"\nexport CLUSTER_OPERATOR_HOSTS="${CLUSTER_OPERATOR_HOSTS:-$(hostname)}"\ncd "%s/ioc" && exec ../bin/%s ../iocBoot/%s/st.cmd\n' \
         "$here" $ioc $ioc >"$here/ioc/run-$ioc"
     chmod +x "$here/ioc/run-$ioc"
 done

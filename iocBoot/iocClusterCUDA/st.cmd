@@ -73,4 +73,9 @@ dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=noise1:,PORT=NOISE1,ADDR=0,
 NDStdArraysConfigure("MASK1", 3, 0, "CLUSTER1", 4, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=mask1:,PORT=MASK1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=4,TYPE=Int8,FTVL=UCHAR,NELEMENTS=160000")
 
+# Access security (iocBoot/operators.acf): the operators write from the
+# operator hosts, everyone else reads.
+asSetSubstitutions("OPERATORS='$(CLUSTER_OPERATORS=$(USER=root))',OPERATOR_HOSTS='$(CLUSTER_OPERATOR_HOSTS=localhost)'")
+asSetFilename("$(CLUSTER_TOP)/iocBoot/operators.acf")
+
 iocInit()

@@ -65,6 +65,11 @@ set_pass0_restoreFile("iocMoench.sav")
 set_pass1_restoreFile("iocMoench.sav")
 save_restoreSet_DatedBackupFiles(0)
 
+# Access security (iocBoot/operators.acf): the operators write from the
+# operator hosts, everyone else reads.
+asSetSubstitutions("OPERATORS='$(CLUSTER_OPERATORS=$(USER=root))',OPERATOR_HOSTS='$(CLUSTER_OPERATOR_HOSTS=localhost)'")
+asSetFilename("$(CLUSTER_TOP)/iocBoot/operators.acf")
+
 iocInit()
 
 create_monitor_set("iocMoench.req", 30, "P=$(PREFIX)")
