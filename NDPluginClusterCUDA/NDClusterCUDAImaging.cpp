@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <utility>
+
 #include "NDPluginClusterCUDA.h"
 
 static const char *const etaNames[] = {"eta2", "eta2full", "eta3"};
@@ -120,15 +122,32 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
                                  wanted.function == now.function &&
                                  wanted.bins == now.bins &&
                                  sameWindow(window, windowNow);
-    if (now.mode == ETA_CALIBRATE && !calibrationKept) {
-        /* What was taken becomes the calibration in force. */
-        cc_eta_calibration *taken = mergedCalibration(message);
+    if ((now.mode == ETA_CALIBRATE || wanted.mode == ETA_CALIBRATE) &&
+        !calibrationKept) {
+        /* What was taken becomes the calibration in force, and new, empty
+         * parts (or none) replace the old. */
+        cc_eta_calibration *taken = now.mode == ETA_CALIBRATE
+                                        ? mergedCalibration(message)
+                                        : NULL;
+        cc_eta_calibration *parts[MAX_OUTPUT_THREADS] = {NULL};
+        int rc = CC_OK;
+        for (unsigned i = 0; wanted.mode == ETA_CALIBRATE && rc == CC_OK &&
+                             i < outputThreads_;
+             i++)
+            rc = cc_eta_calibration_new(&parts[i],
+                                        (cc_eta_function)wanted.function,
+                                        (uint32_t)wanted.bins, window,
+                                        message);
         for (unsigned i = 0; i < outputThreads_; i++) {
+            if (rc != CC_OK) { /* no part, rather than some */
+                cc_eta_calibration_destroy(parts[i]);
+                parts[i] = NULL;
+            }
             Accumulator &part = accumulators_[i];
             part.lock.lock();
-            cc_eta_calibration_destroy(part.calibration);
-            part.calibration = NULL;
+            std::swap(part.calibration, parts[i]);
             part.lock.unlock();
+            cc_eta_calibration_destroy(parts[i]);
         }
         cc_eta_calibration_info info;
         if (taken != NULL && cc_eta_calibration_info_get(taken, &info) ==
@@ -136,30 +155,13 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
             replaceCalibration(taken, "taken live");
             snprintf(message, CC_MESSAGE_SIZE,
                      "eta calibration taken: %" PRIu64 " photons", info.photons);
-        } else {
+        } else if (now.mode == ETA_CALIBRATE) {
             cc_eta_calibration_destroy(taken);
             snprintf(message, CC_MESSAGE_SIZE,
                      "the eta calibration taken has no photons: the one in "
                      "force is kept");
         }
-    }
-    if (wanted.mode == ETA_CALIBRATE && !calibrationKept) {
-        cc_eta_calibration *parts[MAX_OUTPUT_THREADS] = {NULL};
-        int rc = CC_OK;
-        for (unsigned i = 0; rc == CC_OK && i < outputThreads_; i++)
-            rc = cc_eta_calibration_new(&parts[i],
-                                        (cc_eta_function)wanted.function,
-                                        (uint32_t)wanted.bins, window,
-                                        message);
-        for (unsigned i = 0; i < outputThreads_; i++) {
-            Accumulator &part = accumulators_[i];
-            part.lock.lock();
-            part.calibration = rc == CC_OK ? parts[i] : NULL;
-            part.lock.unlock();
-            if (rc != CC_OK)
-                cc_eta_calibration_destroy(parts[i]);
-        }
-        if (rc == CC_OK)
+        if (wanted.mode == ETA_CALIBRATE && rc == CC_OK)
             snprintf(message, CC_MESSAGE_SIZE,
                      "calibrating: %s in %d x %d bins of the photons that "
                      "flow", etaNames[wanted.function], wanted.bins,

@@ -160,13 +160,13 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
  * takes the accumulator locks). */
 void NDPluginClusterCUDA::applyWindow(const Job &job)
 {
-    const cc_energy_window window = {(cc_energy)job.energy, job.windowLow,
-                                     job.windowHigh};
+    const Imaging &asked = job.imaging;
     for (unsigned i = 0; i < outputThreads_; i++) {
         Accumulator &part = accumulators_[i];
         part.lock.lock();
         /* Checked when written; the spectrum's energy is checked too. */
-        cc_hitmap_set_window(part.hitmap, job.windowed ? &window : NULL);
+        cc_hitmap_set_window(part.hitmap,
+                             asked.windowed ? &asked.window : NULL);
         cc_hitmap_reset(part.hitmap);
         part.lock.unlock();
     }

@@ -124,11 +124,6 @@ void NDPluginClusterCUDA::processHeld()
     job.spectrumChanged = spectrumChanged_;
     job.windowChanged = windowChanged_;
     settingsChanged_ = spectrumChanged_ = windowChanged_ = false;
-    int windowed;
-    getIntegerParam(ClusterWindowEnable, &windowed);
-    job.windowed = windowed != 0;
-    getDoubleParam(ClusterWindowLow, &job.windowLow);
-    getDoubleParam(ClusterWindowHigh, &job.windowHigh);
     /* A LoadPedestal asked for before the frame size was known (as after
      * an IOC restart) is done now, before these frames. */
     job.load = pendingLoad_;

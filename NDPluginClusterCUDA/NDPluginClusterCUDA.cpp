@@ -259,7 +259,6 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterImageClipped, 0);
     setDoubleParam(ClusterImageOutside, 0);
     setDoubleParam(ClusterImageFlatness, 0);
-    imaging_.mode = ETA_OFF;
     setStringParam(ClusterPedestalFile, "");
     setStringParam(ClusterBackendInUse, "chosen at the first frame");
     setStringParam(ClusterStatusMessage, "waiting for frames");
@@ -395,7 +394,6 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     processHeld();
 }
 
-/* Reset, save or load the pedestal (port locked). */
 /* The mask from a .npy file, or none for an empty path (finder lock
  * held, finder made); what to tell the user goes into message
  * (CC_MESSAGE_SIZE bytes), as the port may not be locked. */
@@ -414,6 +412,7 @@ int NDPluginClusterCUDA::loadMask(const char *path, char *message)
     return rc;
 }
 
+/* Reset, save or load the pedestal, or load the mask (port locked). */
 void NDPluginClusterCUDA::pedestalCommand(int function)
 {
     char path[512];
@@ -476,9 +475,6 @@ asynStatus NDPluginClusterCUDA::refuseWrite(asynUser *pasynUser,
     return asynError;
 }
 
-/* Takes a spectrum setting (function, to value) only when the core can
- * make the spectrum it gives with the others, so that a batch never meets
- * one it cannot; else refuses the write (port locked). */
 /* Refuses a window that is empty or not finite; the window moves with the
  * spectrum's energy. */
 asynStatus NDPluginClusterCUDA::checkWindow(asynUser *pasynUser, int function,
@@ -504,6 +500,9 @@ asynStatus NDPluginClusterCUDA::checkWindow(asynUser *pasynUser, int function,
     return asynSuccess;
 }
 
+/* Takes a spectrum setting (function, to value) only when the core can
+ * make the spectrum it gives with the others, so that a batch never meets
+ * one it cannot; else refuses the write (port locked). */
 asynStatus NDPluginClusterCUDA::checkSpectrum(asynUser *pasynUser,
                                               int function, double value)
 {

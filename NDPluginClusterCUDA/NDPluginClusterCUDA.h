@@ -235,7 +235,7 @@ private:
         int mode;              /* ETA_OFF, ETA_CALIBRATE, ETA_INTERPOLATE */
         int function, bins;    /* of a new calibration */
         int subpixels;
-        bool windowed;         /* the energy window, as the hit map's */
+        bool windowed;         /* the energy window, the hit map's too */
         cc_energy_window window;
         int rows, cols;
         unsigned calibration;  /* calibrationNumber_ of the one imaged with */
@@ -247,8 +247,6 @@ private:
         bool settingsChanged;  /* a finder setting changed */
         bool spectrumChanged;  /* spectrum bins or range changed */
         bool windowChanged;    /* the energy window changed */
-        bool windowed;
-        double windowLow, windowHigh;
         int energy, bins;
         double min, max;
         int maxClusters;       /* rows of the cluster arrays */
@@ -256,7 +254,8 @@ private:
         char loadPath[512];
         bool loadMask;         /* then the mask from maskPath ("": none) */
         char maskPath[512];
-        Imaging imaging;       /* what EtaMode and its settings ask */
+        Imaging imaging;       /* what EtaMode and its settings ask, and
+                                  the energy window */
     };
     /* One core call's arrays and clusters, from the processing thread
      * through the finder thread and an output thread. */
