@@ -38,6 +38,38 @@ counts_equal() {
     "$caget" -t -f"${3:-0}" "$1" | tr ' ' '\n' | tail -n +2 |
         head -n "$(wc -l <"$2")" | cmp -s - "$2"
 }
+# published_equal PV FILE [DIGITS]: counts_equal within 5 s, for what the
+# plugin publishes every SpectrumPeriod.
+published_equal() {
+    for _ in $(seq 20); do
+        counts_equal "$@" && return 0
+        sleep 0.25
+    done
+    return 1
+}
+# refused PV VALUE WORDS [RBV]: ${C}PV written VALUE is not taken:
+# ${C}RBV (default PV_RBV) reads as before, and the status holds WORDS
+# (unless empty); refusals counts them. (An mbbo given a state it lacks
+# writes its first state's value: when that is the value in force, the
+# write is taken and changes nothing.)
+refused() {
+    rbv=${4:-$1_RBV}
+    held=$(getstr "${C}$rbv")
+    "$caput" -c -w 5 "${C}$1" "$2" >/dev/null 2>&1 || true
+    now=$(getstr "${C}$rbv")
+    [ "$now" = "$held" ] || fail "$1 $2 was taken: $rbv reads $now, was $held"
+    [ -z "$3" ] || getstr "${C}StatusMessage_RBV" | grep -q -- "$3" ||
+        fail "$1 $2: the status does not say \"$3\": $(getstr "${C}StatusMessage_RBV")"
+    refusals=$((${refusals:-0} + 1))
+}
+# load_refused FILE_PV COMMAND PATH WORDS: ${C}FILE_PV set to PATH, then
+# ${C}COMMAND written 1; the status must hold WORDS.
+load_refused() {
+    putstr "${C}$1" "$3"
+    put "${C}$2" 1
+    getstr "${C}StatusMessage_RBV" | grep -q -- "$4" ||
+        fail "$2 of $3: the status does not say \"$4\": $(getstr "${C}StatusMessage_RBV")"
+}
 # replay MASTER FRAMES: acquire FRAMES frames of a raw run, and wait until
 # the plugin has taken them all.
 replay() {

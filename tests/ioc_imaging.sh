@@ -45,12 +45,6 @@ sys.exit(0 if got.size == expected.size and
          (got == expected.ravel()).all() else 1)
 PYTHON
 }
-# refused PV VALUE RBV_BEFORE: a write that must fail and change nothing.
-refused() {
-    "$caput" -c -w 5 "${C}$1" "$2" >/dev/null 2>&1 || true
-    [ "$(getstr "${C}$1_RBV")" = "$3" ] ||
-        fail "$1 $2 was taken: $1_RBV reads $(getstr "${C}$1_RBV")"
-}
 settings() {
     put "${C}EnableCallbacks" 1
     put "${P}cam1:ArrayCallbacks" 1
@@ -95,24 +89,23 @@ settings
 
 # Bad settings are refused and change nothing; Interpolate needs a
 # calibration; a truncated file is refused and the calibration kept.
-refused EtaMode 3 Off
-refused EtaFunction 5 eta2
-refused EtaBins 1001 20
-refused Subpixels 26 3
-refused Subpixels 0 3
-refused EtaMode Interpolate Off
-getstr "${C}StatusMessage_RBV" | grep -q "no eta calibration" ||
-    fail "Interpolate without a calibration: $(getstr "${C}StatusMessage_RBV")"
+refused EtaMode 3 ""
+refused EtaFunction 5 ""
+refused EtaBins 1001 "EtaBins 1001"
+refused Subpixels 26 "Subpixels 26"
+refused Subpixels 0 "Subpixels 0"
+refused EtaMode Interpolate "no eta calibration"
 head -c 200 "$work/offline.eta" >"$work/truncated.eta"
-putstr "${C}EtaFile" "$work/truncated.eta"
-put "${C}LoadEta" 1
-getstr "${C}StatusMessage_RBV" | grep -q "the eta calibration in force is kept" ||
-    fail "a truncated file: $(getstr "${C}StatusMessage_RBV")"
+load_refused EtaFile LoadEta "$work/truncated.eta" "the eta calibration in force is kept"
 [ "$(getstr "${C}EtaCalibration_RBV")" = none ] ||
     fail "a truncated file was taken: $(getstr "${C}EtaCalibration_RBV")"
-refused EtaMode Interpolate Off
-refused AduPerKeV -1 0
-refused WindowLowKeV 6 0
+refused EtaMode Interpolate "no eta calibration"
+refused AduPerKeV -1 "AduPerKeV -1"
+refused WindowLowKeV 6 "needs the gain"
+for setting in EtaMode:Off EtaFunction:eta2 EtaBins:20 Subpixels:3 AduPerKeV:0 WindowLowKeV:0; do
+    [ "$(getstr "${C}${setting%%:*}_RBV")" = "${setting#*:}" ] ||
+        fail "${setting%%:*}_RBV reads $(getstr "${C}${setting%%:*}_RBV"), not ${setting#*:}"
+done
 echo "ok: bad EtaMode, EtaFunction, EtaBins, Subpixels, AduPerKeV, a truncated .eta file and Interpolate without a calibration are refused"
 
 # The window in keV through the gain, and the spectrum's axis in keV.

@@ -269,10 +269,8 @@ expected_masked=$(sed -n 's/^masked //p' "$work/totals_mask.txt")
 put "${C}AutoMaskFactor" 0.5
 [ "$(get "${C}AutoMaskFactor_RBV")" = 0 ] || fail "AutoMaskFactor 0.5 was taken"
 put "${C}AutoMaskFactor" 1.5
-putstr "${C}MaskFile" "$work/short_mask.npy"
-put "${C}LoadMask" 1
-getstr "${C}StatusMessage_RBV" | grep -q "(400, 400) is needed; the mask in force is kept" ||
-    fail "a mask of the wrong shape: $(getstr "${C}StatusMessage_RBV")"
+load_refused MaskFile LoadMask "$work/short_mask.npy" \
+    "(400, 400) is needed; the mask in force is kept"
 putstr "${C}MaskFile" "$work/mask.npy"
 put "${C}LoadMask" 1
 for map in pedestal1 noise1 mask1; do
@@ -285,17 +283,11 @@ got_masked=$(get "${C}MaskedPixels_RBV")
     fail "masked: $got_mask clusters and $got_masked pixels, the core $expected_mask and $expected_masked"
 # The maps on addresses 2 to 4 (published every SpectrumPeriod): the
 # core's pedestal mean and rms after the same frames, and the same mask.
-for _ in $(seq 20); do
-    counts_equal "${P}pedestal1:ArrayData" "$work/maps_mean.txt" 6 &&
-        counts_equal "${P}noise1:ArrayData" "$work/maps_rms.txt" 6 &&
-        counts_equal "${P}mask1:ArrayData" "$work/maps_mask.txt" && break
-    sleep 0.25
-done
-counts_equal "${P}pedestal1:ArrayData" "$work/maps_mean.txt" 6 ||
+published_equal "${P}pedestal1:ArrayData" "$work/maps_mean.txt" 6 ||
     fail "the pedestal map differs from the core's"
-counts_equal "${P}noise1:ArrayData" "$work/maps_rms.txt" 6 ||
+published_equal "${P}noise1:ArrayData" "$work/maps_rms.txt" 6 ||
     fail "the noise map differs from the core's"
-counts_equal "${P}mask1:ArrayData" "$work/maps_mask.txt" ||
+published_equal "${P}mask1:ArrayData" "$work/maps_mask.txt" ||
     fail "the mask map differs from the core's"
 for map in pedestal1 noise1 mask1; do
     put "${P}${map}:EnableCallbacks" 0
@@ -319,11 +311,7 @@ put "${P}cam1:MoenchHotPixels" 3
 put "${C}AutoMaskFactor" 5
 put "${P}mask1:EnableCallbacks" 1
 acquire_cycled
-for _ in $(seq 20); do
-    counts_equal "${P}mask1:ArrayData" "$work/hot_mask.txt" && break
-    sleep 0.25
-done
-counts_equal "${P}mask1:ArrayData" "$work/hot_mask.txt" ||
+published_equal "${P}mask1:ArrayData" "$work/hot_mask.txt" ||
     fail "with hot pixels, the mask differs from the core's"
 got_hot=$(get "${C}TotalClusters_RBV")
 [ "$got_hot" = "$expected_hot" ] ||
