@@ -344,37 +344,6 @@ int cc__npy_write(const char *path, const char *descr, int ndim,
 int cc__npy_read_bytes(const char *path, uint32_t rows, uint32_t cols,
                        uint8_t *data, char *message);
 
-/* ---- a strict JSON reader for master files (json.c) ---- */
-
-enum cc__json_type {
-    CC__JSON_NULL,
-    CC__JSON_FALSE,
-    CC__JSON_TRUE,
-    CC__JSON_NUMBER,
-    CC__JSON_STRING,
-    CC__JSON_ARRAY,
-    CC__JSON_OBJECT
-};
-
-struct cc__json {
-    enum cc__json_type type;
-    double number;
-    char *string;              /* a string's value */
-    char *key;                 /* an object member's name */
-    struct cc__json *children; /* array elements or object members */
-    size_t n_children;
-};
-
-/* Parses exactly one JSON value (RFC 8259) from text; anything else,
- * including trailing characters, fails with CC_EFORMAT and a message that
- * gives the line. */
-int cc__json_parse(const char *text, size_t length, struct cc__json **root,
-                   char *message);
-void cc__json_free(struct cc__json *value);
-/* The member of an object called key, or NULL. */
-const struct cc__json *cc__json_member(const struct cc__json *object,
-                                       const char *key);
-
 /* ---- the CUDA backend (cuda/backend.cu, when built) ---- */
 
 struct cc__cuda;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files/raw.h"
 #include "frames.h"
 #include "internal.h"
 #include "suites.h"
@@ -254,38 +255,82 @@ START_TEST(raw_bad_masters)
 }
 END_TEST
 
-/* The JSON reader takes exactly RFC 8259 documents. */
-START_TEST(json_is_strict)
+/* Master files are taken only as exactly one RFC 8259 object without
+ * duplicate keys: anything else is refused with the file, the line and
+ * what is wrong, and a valid file with unusual but legal JSON still reads. */
+START_TEST(raw_master_json_is_strict)
 {
-    static const char *const good[] = {
-        "{}", "[]", "0", "-1.5e+3", "\"\\u00d6\\n\\ud83d\\ude00\"",
-        "{\"a\": [1, {\"b\": null}], \"c\": true, \"d\": false}"};
-    static const char *const bad[] = {
-        "", "[1,]", "{\"a\":1,}", "{\"a\":1} x", "01", "1.", ".5", "+1",
-        "\"\\x\"", "\"\\udc00\"", "{a:1}", "[1 2]", "\"a", "nul", "\"\t\"",
-        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-        "[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"};
-    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        struct cc__json *root;
-        ck_assert_msg(cc__json_parse(good[i], strlen(good[i]), &root, NULL) ==
-                          CC_OK, "refused %s", good[i]);
-        cc__json_free(root);
-    }
+    write_run();
+    static char text[8192];
+    FILE *file = fopen(master, "rb");
+    ck_assert_ptr_nonnull(file);
+    size_t length = fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+    text[length] = '\0';
+    ck_assert_ptr_nonnull(strstr(text, "\"Frames in File\": 10\n}"));
+    const char *end = strrchr(text, '}');
+    int head = (int)(end - text); /* the text before the final brace */
+    static const struct {
+        const char *insert; /* put before the final brace */
+        const char *says;
+    } bad[] = {
+        {",", "line"},
+        {", \"Frames in File\": 4", "duplicate object key"},
+        {", \"Note\": 01", "line"},
+        {", \"Note\": 1.", "line"},
+        {", \"Note\": +1", "line"},
+        {", \"Note\": \"\\x\"", "line"},
+        {", \"Note\": \"\\udc00\"", "line"},
+        {", \"Note\": \"\t\"", "line"},
+        {", \"Note\": \"\xc3\"", "line"},
+        {", Note: 1", "line"},
+        {", \"Note\": [1 2]", "line"},
+        {", \"Note\": nul", "line"},
+        {", \"Note\": \"open", "line"},
+    };
+    char variant[sizeof text + 64];
+    cc_raw_info info;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        struct cc__json *root;
+        int n = snprintf(variant, sizeof variant, "%.*s%s\n}", head, text,
+                         bad[i].insert);
         char message[CC_MESSAGE_SIZE] = "";
-        ck_assert_msg(cc__json_parse(bad[i], strlen(bad[i]), &root, message) ==
-                          CC_EFORMAT, "accepted %s", bad[i]);
-        ck_assert_ptr_nonnull(strstr(message, "line 1"));
+        ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
+                                              &info, message), CC_EFORMAT);
+        ck_assert_msg(strstr(message, master) && strstr(message, bad[i].says),
+                      "case %zu: '%s' lacks the file or '%s'", i, message,
+                      bad[i].says);
     }
-    struct cc__json *root;
-    const char *text = "{\"s\": \"\\u00d6\", \"n\": {\"x\": 400}}";
-    ck_assert_int_eq(cc__json_parse(text, strlen(text), &root, NULL), CC_OK);
-    ck_assert_str_eq(cc__json_member(root, "s")->string, "Ö");
-    ck_assert_double_eq(
-        cc__json_member(cc__json_member(root, "n"), "x")->number, 400);
-    ck_assert_ptr_null(cc__json_member(root, "x"));
-    cc__json_free(root);
+    /* Cut anywhere, with a second value after it, with a NUL inside, or
+     * nested deeper than any parser's stack should go. */
+    char message[CC_MESSAGE_SIZE];
+    for (size_t cut = 0; cut < length - 1; cut += 7)
+        ck_assert_int_eq(cc__raw_master_parse(text, cut, master, &info,
+                                              message), CC_EFORMAT);
+    int n = snprintf(variant, sizeof variant, "%s {}", text);
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
+                                          message), CC_EFORMAT);
+    memcpy(variant, text, length);
+    variant[10] = '\0';
+    ck_assert_int_eq(cc__raw_master_parse(variant, length, master, &info,
+                                          message), CC_EFORMAT);
+    n = snprintf(variant, sizeof variant, "%.*s, \"Note\": ", head, text);
+    for (int depth = 0; depth < 3000; depth++)
+        variant[n++] = '[';
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
+                                          message), CC_EFORMAT);
+    ck_assert_int_eq(cc__raw_master_parse("[]", 2, master, &info, message),
+                     CC_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(message, "not a JSON object"));
+    /* Legal JSON the writer never writes. */
+    n = snprintf(variant, sizeof variant,
+                 "%.*s,\r\n\t\"Note\": [\"\\u00d6\\n\\ud83d\\ude00\", -1.5e+3, "
+                 "{\"a\": null}, true, false]}\n",
+                 head, text);
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
+                                          message), CC_OK);
+    ck_assert_uint_eq(info.frames, FRAMES);
+    ck_assert_uint_eq(info.rows, ROWS);
+    ck_assert_uint_eq(info.cols, COLS);
 }
 END_TEST
 
@@ -591,7 +636,7 @@ Suite *suite_files(void)
     tcase_add_test(files, raw_bad_masters);
     tcase_add_test(files, raw_real_receiver_run);
     tcase_add_test(files, raw_two_interfaces);
-    tcase_add_test(files, json_is_strict);
+    tcase_add_test(files, raw_master_json_is_strict);
     tcase_add_test(files, clust_fixture_round_trip);
     tcase_add_test(files, clust_round_trip_9x9);
     tcase_add_test(files, spectrum_and_hitmap_files);

@@ -9,8 +9,10 @@
 # STEPS,ROWS,COLS,THREADS ...) at the cluster sizes in $SWEEP_SIZES.
 #
 # It reads a kit folder ($GPU_KIT, default .device, git-ignored) holding
-# ndpluginclustercuda-*.tar.gz and check/include, check/lib (Debian's
-# check.h, check_stdint.h, libcheck.a, libsubunit.a). Results go to $OUT.
+# ndpluginclustercuda-*.tar.gz, check/include, check/lib (Debian's
+# check.h, check_stdint.h, libcheck.a, libsubunit.a) and jansson/include,
+# jansson/lib (jansson.h, jansson_config.h, libjansson.a). Results go to
+# $OUT.
 set -u
 here=$(cd "${GPU_KIT:-.device}" && pwd)
 OUT=${OUT:-/tmp}
@@ -23,6 +25,8 @@ build() {
     export PATH=/usr/local/cuda/bin:$PATH
     ./configure -q CHECK_CFLAGS="-I$here/check/include" \
         CHECK_LIBS="$here/check/lib/libcheck.a $here/check/lib/libsubunit.a -lrt -lm -lpthread" \
+        JANSSON_CFLAGS="-I$here/jansson/include" \
+        JANSSON_LIBS="$here/jansson/lib/libjansson.a" \
         2>&1 | tail -12
     make -j16 -s 2>&1 | grep -E "error|warning" | head -20
     make -j16 -s tests/unit tests/gpu 2>&1 | grep -E "error|warning" | head

@@ -25,6 +25,10 @@ void cc__run_name_free(struct cc__run_name *name);
 char *cc__run_data_path(const struct cc__run_name *name, uint32_t interface,
                         uint32_t file);
 int cc__raw_master_read(const char *path, cc_raw_info *info, char *message);
+/* The same, from the text of a master file read from path (which the
+ * messages name). */
+int cc__raw_master_parse(const char *text, size_t length, const char *path,
+                         cc_raw_info *info, char *message);
 
 /* slsDetector's sls_detector_header, little-endian and packed. */
 struct cc__raw_header {

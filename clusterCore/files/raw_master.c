@@ -5,8 +5,14 @@
  * that decide how to read the frames are used; each is checked, and a run
  * this reader would misread (another detector, several modules or UDP
  * interfaces, an image size that does not match the pixels) is refused.
+ *
+ * The JSON is parsed by jansson, strictly (RFC 8259, UTF-8 checked, one
+ * value and nothing after it) and with duplicate keys refused: a master
+ * file that parses "mostly", or says "Frames in File" twice, is the kind
+ * of input that silently gives wrong frame sizes.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,30 +64,31 @@ char *cc__run_data_path(const struct cc__run_name *name, uint32_t interface,
 
 /* Reads member key of root as an integer in [low, high]. A missing key
  * leaves *value as it was when optional, and is an error otherwise. */
-static int get_integer(const struct cc__json *root, const char *path,
+static int get_integer(const json_t *root, const char *path,
                        const char *key, bool optional, double low,
                        double high, uint64_t *value, char *message)
 {
-    const struct cc__json *member = cc__json_member(root, key);
+    const json_t *member = json_object_get(root, key);
     if (member == NULL && optional)
         return CC_OK;
     if (member == NULL)
         return cc__message(message, CC_EFORMAT, "%s has no \"%s\"", path, key);
-    if (member->type != CC__JSON_NUMBER || member->number != floor(member->number) ||
-        member->number < low || member->number > high)
+    double number = json_number_value(member);
+    if (!json_is_number(member) || number != floor(number) || number < low ||
+        number > high)
         return cc__message(message, CC_EFORMAT,
                            "%s: \"%s\" must be a whole number in %.0f..%.0f",
                            path, key, low, high);
-    *value = (uint64_t)member->number;
+    *value = (uint64_t)number;
     return CC_OK;
 }
 
 /* Reads {"x": X, "y": Y} under key. */
-static int get_pair(const struct cc__json *root, const char *path,
-                    const char *key, uint64_t *x, uint64_t *y, char *message)
+static int get_pair(const json_t *root, const char *path, const char *key,
+                    uint64_t *x, uint64_t *y, char *message)
 {
-    const struct cc__json *pair = cc__json_member(root, key);
-    if (pair == NULL || pair->type != CC__JSON_OBJECT)
+    const json_t *pair = json_object_get(root, key);
+    if (!json_is_object(pair))
         return cc__message(message, CC_EFORMAT,
                            "%s has no \"%s\": {\"x\": ..., \"y\": ...}", path,
                            key);
@@ -93,26 +100,25 @@ static int get_pair(const struct cc__json *root, const char *path,
 }
 
 /* Fills info from the parsed master file. */
-static int read_keys(const struct cc__json *root, const char *path,
-                     cc_raw_info *info, char *message)
+static int read_keys(const json_t *root, const char *path, cc_raw_info *info,
+                     char *message)
 {
-    const struct cc__json *version = cc__json_member(root, "Version");
-    if (version == NULL || version->type != CC__JSON_NUMBER)
+    const json_t *version = json_object_get(root, "Version");
+    if (!json_is_number(version))
         return cc__message(message, CC_EFORMAT,
                            "%s has no numeric \"Version\"", path);
-    if (!(version->number >= 7 && version->number < 9))
+    double number = json_number_value(version);
+    if (!(number >= 7 && number < 9))
         return cc__message(message, CC_ENOTSUP,
                            "%s is version %g; this reader knows 7.x and 8.x",
-                           path, version->number);
-    info->version = version->number;
-    const struct cc__json *type = cc__json_member(root, "Detector Type");
-    if (type == NULL || type->type != CC__JSON_STRING ||
-        strcmp(type->string, "Moench") != 0)
+                           path, number);
+    info->version = number;
+    const char *type = json_string_value(json_object_get(root, "Detector Type"));
+    if (type == NULL || strcmp(type, "Moench") != 0)
         return cc__message(message, CC_ENOTSUP,
                            "%s is not a MÖNCH run (\"Detector Type\" is %s%s%s)",
-                           path, type && type->string ? "\"" : "",
-                           type && type->string ? type->string : "missing",
-                           type && type->string ? "\"" : "");
+                           path, type ? "\"" : "", type ? type : "missing",
+                           type ? "\"" : "");
     uint64_t x, y, image = 0, max_per_file = 0, frames = 0, padding = 1,
                    interfaces = 1;
     int rc = get_integer(root, path, "Number of UDP Interfaces", true, 1,
@@ -179,6 +185,23 @@ static int read_keys(const struct cc__json *root, const char *path,
     return CC_OK;
 }
 
+int cc__raw_master_parse(const char *text, size_t length, const char *path,
+                         cc_raw_info *info, char *message)
+{
+    json_error_t error;
+    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &error);
+    if (root == NULL)
+        return cc__message(message, CC_EFORMAT,
+                           "%s is not valid JSON: %s on line %d, column %d",
+                           path, error.text, error.line, error.column);
+    int rc = json_is_object(root)
+                 ? read_keys(root, path, info, message)
+                 : cc__message(message, CC_EFORMAT, "%s is not a JSON object",
+                               path);
+    json_decref(root);
+    return rc;
+}
+
 int cc__raw_master_read(const char *path, cc_raw_info *info, char *message)
 {
     FILE *file = fopen(path, "rb");
@@ -190,24 +213,12 @@ int cc__raw_master_read(const char *path, cc_raw_info *info, char *message)
     size_t length = text == NULL ? 0 : fread(text, 1, master_max, file);
     bool too_long = text != NULL && length == master_max;
     fclose(file);
-    if (text == NULL)
-        return cc__message(message, CC_ENOMEM, "out of memory");
-    if (too_long) {
-        free(text);
-        return cc__message(message, CC_EFORMAT,
-                           "%s is over 1 MiB: not a master file", path);
-    }
-    char detail[CC_MESSAGE_SIZE];
-    struct cc__json *root = NULL;
-    int rc = cc__json_parse(text, length, &root, detail);
+    int rc = text == NULL ? cc__message(message, CC_ENOMEM, "out of memory")
+             : too_long   ? cc__message(message, CC_EFORMAT,
+                                        "%s is over 1 MiB: not a master file",
+                                        path)
+                          : cc__raw_master_parse(text, length, path, info,
+                                                 message);
     free(text);
-    if (rc != CC_OK)
-        return cc__message(message, rc, "%s is not valid JSON: %s", path,
-                           detail);
-    if (root->type != CC__JSON_OBJECT)
-        rc = cc__message(message, CC_EFORMAT, "%s is not a JSON object", path);
-    else
-        rc = read_keys(root, path, info, message);
-    cc__json_free(root);
     return rc;
 }
