@@ -211,6 +211,29 @@ START_TEST(raw_damage_reported)
 }
 END_TEST
 
+/* A run whose master file announces more files than are there reads
+ * what is there; ten missing files are named, the rest only counted. */
+START_TEST(raw_missing_files_counted)
+{
+    write_run();
+    edit_file(master, "\"Frames in File\": 10\n", "\"Frames in File\": 60\n");
+    static uint16_t back[FRAMES * ROWS * COLS];
+    uint64_t back_numbers[FRAMES];
+    static char notices[8192];
+    cc_raw_stats stats;
+    ck_assert_uint_eq(read_run(master, back, back_numbers, notices,
+                               sizeof notices, &stats), FRAMES);
+    ck_assert_mem_eq(back, frames, sizeof frames);
+    ck_assert_uint_eq(stats.files_missing, 12);
+    size_t named = 0;
+    for (const char *at = notices; (at = strstr(at, " is missing")); at++)
+        named++;
+    ck_assert_uint_eq(named, 10);
+    ck_assert_ptr_nonnull(strstr(notices, "12 data files were missing in all"));
+    ck_assert_ptr_nonnull(strstr(notices, "announces 60 frames"));
+}
+END_TEST
+
 /* Wrong master files are refused with a message that says what is
  * wrong; a file of another name is not taken for a master. */
 START_TEST(raw_bad_masters)
@@ -228,6 +251,7 @@ START_TEST(raw_bad_masters)
         {"\"Geometry\": {\"x\": 1, \"y\": 1}", "\"Geometry\": {\"x\": 2, \"y\": 1}", "geometry", CC_ENOTSUP},
         {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 2", "1 x 1 parts with 2 UDP interfaces", CC_ENOTSUP},
         {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 3", "\"Number of UDP Interfaces\" must be", CC_EFORMAT},
+        {"\"Frames in File\": 10\n", "\"Frames in File\": 4000001\n", "over 1000001 files, more than this reader's 1000000", CC_EFORMAT},
     };
     char original[600];
     snprintf(original, sizeof original, "%s.orig", master);
@@ -634,6 +658,7 @@ Suite *suite_files(void)
     tcase_add_test(files, raw_version_8);
     tcase_add_test(files, raw_damage_reported);
     tcase_add_test(files, raw_bad_masters);
+    tcase_add_test(files, raw_missing_files_counted);
     tcase_add_test(files, raw_real_receiver_run);
     tcase_add_test(files, raw_two_interfaces);
     tcase_add_test(files, raw_master_json_is_strict);

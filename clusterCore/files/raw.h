@@ -24,6 +24,9 @@ void cc__run_name_free(struct cc__run_name *name);
 /* PREFIX_dINTERFACE_fFILE_INDEX.raw, allocated; NULL when out of memory. */
 char *cc__run_data_path(const struct cc__run_name *name, uint32_t interface,
                         uint32_t file);
+/* The most data files an interface's part of a run may have. */
+#define CC_RAW_FILES_MAX 1000000u
+
 int cc__raw_master_read(const char *path, cc_raw_info *info, char *message);
 /* The same, from the text of a master file read from path (which the
  * messages name). */

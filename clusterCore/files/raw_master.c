@@ -177,8 +177,14 @@ static int read_keys(const json_t *root, const char *path, cc_raw_info *info,
     /* 0 frames per file means the receiver never split the run. */
     uint64_t per_file = max_per_file == 0 ? frames : max_per_file;
     uint64_t files = per_file == 0 ? 0 : (frames + per_file - 1) / per_file;
-    if (files > UINT32_MAX)
-        return cc__message(message, CC_EFORMAT, "%s has too many files", path);
+    /* Each announced file is looked for when read: a bound keeps a
+     * hostile count from making the reader try billions of names. */
+    if (files > CC_RAW_FILES_MAX)
+        return cc__message(message, CC_EFORMAT,
+                           "%s spreads its %llu frames over %llu files, more "
+                           "than this reader's %u", path,
+                           (unsigned long long)frames,
+                           (unsigned long long)files, CC_RAW_FILES_MAX);
     info->files = (uint32_t)files;
     info->packets_per_frame =
         (uint32_t)((image + CC_RAW_PACKET_BYTES - 1) / CC_RAW_PACKET_BYTES);

@@ -19,7 +19,8 @@
 #include "internal.h"
 #include "raw.h"
 
-enum { padded_notices_max = 10 }; /* then padded frames are only counted */
+/* Then padded frames, or missing files, are only counted. */
+enum { padded_notices_max = 10, missing_notices_max = 10 };
 
 struct cc_raw_reader {
     cc_raw_info info;
@@ -146,13 +147,14 @@ static int open_next_files(cc_raw_reader *reader, char *message)
             struct stat status;
             if (reader->files[i] == NULL ||
                 fstat(fileno(reader->files[i]), &status) != 0) {
-                reader->stats.files_missing++;
+                missing = true;
+                if (++reader->stats.files_missing > missing_notices_max)
+                    continue;
                 notice(reader, "%s is missing (%s): its %" PRIu64 " frames "
                                "are lost%s", reader->paths[i],
                        strerror(errno), frames_expected_in(&reader->info, index),
                        parts > 1 ? ", and so are the other interface's halves "
                                    "of them" : "");
-                missing = true;
                 continue;
             }
             uint64_t size = (uint64_t)status.st_size;
@@ -194,6 +196,9 @@ static void finish(cc_raw_reader *reader)
         notice(reader, "the master file announces %" PRIu64 " frames; the "
                        "data files hold %" PRIu64 " complete ones",
                reader->info.frames, seen);
+    if (reader->stats.files_missing > missing_notices_max)
+        notice(reader, "%" PRIu64 " data files were missing in all",
+               reader->stats.files_missing);
     if (reader->stats.frames_padded > padded_notices_max)
         notice(reader, "%" PRIu64 " padded frames were skipped in all",
                reader->stats.frames_padded);

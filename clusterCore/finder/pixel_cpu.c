@@ -219,8 +219,11 @@ static int emit_clusters(const struct cc__frame_job *job,
 /* Built for AVX2 and for the baseline, chosen at load time. AVX2 without
  * FMA changes only the vector width: every lane rounds as scalar code.
  * ThreadSanitizer instruments the load-time resolver, which then runs
- * before the sanitizer is initialised and crashes: no clones there. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
+ * before the sanitizer is initialised and crashes: no clones there. Clang
+ * 14 gives the dispatcher another name than the function's, which callers
+ * in other files then cannot link: GCC only. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 int PRECISION_FN(cc__process_rows)(const struct cc__frame_job *job,
