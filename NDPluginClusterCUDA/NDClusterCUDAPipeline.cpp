@@ -235,11 +235,20 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
             finderNumbers_.push_back((uint64_t)batch.arrays[k]->uniqueId);
         }
         if (!finderFrames_.empty()) {
+            cc_backend before = cc_finder_backend(finder_);
             rc = cc_finder_process_list(finder_, finderFrames_.data(),
                                         finderNumbers_.data(),
                                         finderFrames_.size(), batch.clusters);
             if (rc == CC_OK)
                 batch.found = finderFrames_.size();
+            /* The GPU failed and the finder moved to the CPU (having done
+             * the batch again, or to train again): Backend_RBV and the
+             * status say so. */
+            if (cc_finder_backend(finder_) != before) {
+                batch.backend = cc_finder_backend_description(finder_);
+                snprintf(batch.message, sizeof batch.message, "%s",
+                         cc_finder_last_error(finder_));
+            }
         }
         epicsTimeGetCurrent(&end);
         batch.finderTime =

@@ -213,7 +213,11 @@ CC_API int cc_finder_finish_training(cc_finder *finder);
  * pedestal after each, as the spec's frozen model says. frame_numbers (may be
  * NULL: then frames are numbered from frames_processed) labels the output.
  * On success *clusters holds exactly these frames; on failure it holds none
- * and the finder is as before the call. */
+ * and the finder is as before the call. One exception, under
+ * CC_BACKEND_AUTO, when the GPU fails (docs/cuda.md): the finder moves to
+ * the CPU, which does the batch again (success; cc_finder_backend() then
+ * says CC_BACKEND_CPU and cc_finder_last_error() why) or, when the GPU
+ * cannot hand the pedestal back, trains again (CC_EDEVICE). */
 CC_API int cc_finder_process(cc_finder *finder, const uint16_t *frames,
                              const uint64_t *frame_numbers, size_t n_frames,
                              cc_clusters *clusters);

@@ -363,6 +363,12 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                      uint64_t first_number, size_t n_frames,
                      cc_clusters *out, char *message);
 
+/* After cc__cuda_process failed under CC_BACKEND_AUTO: which frames of
+ * the batch the GPU's image holds (1) and which it does not (0), so that
+ * the CPU, doing the batch again, images each photon once. */
+void cc__cuda_frames_imaged(const struct cc__cuda *cuda, size_t n_frames,
+                            uint8_t *imaged);
+
 /* From now on images the photons of every batch on the GPU with map
  * (tables and window copied to the device), into an image kept there;
  * NULL stops and frees it. */

@@ -4,7 +4,8 @@
  * clusters of every frame and the pedestal after every batch, in both
  * precisions, for 1 to 8 streams, several launch shapes and frames a
  * launch, batch sizes from 1 to 100 and frame sizes that are and are not
- * multiples of a tile; the bad-pixel mask and the interpolated image.
+ * multiples of a tile; the bad-pixel mask and the interpolated image; and
+ * GPU failures planted with CC_CUDA_FAULT, survived or reported.
  * Exits 77 (Automake's SKIP) with the reason when no GPU answers.
  * CC_GPU_TEST_FRAMES shortens the runs (for compute-sanitizer).
  */
@@ -278,6 +279,30 @@ START_TEST(identical_with_mask)
 }
 END_TEST
 
+static const cc_energy_window window = {CC_ENERGY_SUM2X2, 650, 1000};
+
+/* The calibration of the pool's first 32 frames, in the window, by a
+ * finder of its own (so that the finders compared start imaging from their
+ * first batch); clusters is scratch. */
+static cc_eta_calibration *pool_calibration(const struct pool *pool,
+                                            cc_config config,
+                                            cc_eta_function function,
+                                            cc_clusters *clusters)
+{
+    config.backend = CC_BACKEND_CPU;
+    cc_finder *flat = trained_finder(pool, config, NULL);
+    char message[CC_MESSAGE_SIZE];
+    cc_eta_calibration *calibration;
+    ck_assert_int_eq(cc_eta_calibration_new(&calibration, function, 100,
+                                            &window, message),
+                     CC_OK);
+    ck_assert_int_eq(cc_finder_process(flat, pool->frames, NULL, 32, clusters),
+                     CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_add(calibration, clusters), CC_OK);
+    cc_finder_destroy(flat);
+    return calibration;
+}
+
 /* The image a CUDA finder makes on the GPU is the CPU finder's, byte for
  * byte, with the same statistics: eta2, eta2full and eta3 at 3x3 and 9x9
  * (loop), on 1 to 4 streams, over batches of 1 to 100 frames, one of
@@ -298,19 +323,9 @@ START_TEST(identical_images)
     cc_finder *cpu = trained_finder(&pool, config, NULL);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    /* The calibration is of a finder of its own, so that the finders
-     * compared start imaging from their first batch. */
-    cc_finder *flat = trained_finder(&pool, config, NULL);
-    const cc_energy_window window = {CC_ENERGY_SUM2X2, 650, 1000};
+    cc_eta_calibration *calibration =
+        pool_calibration(&pool, config, function, clusters);
     char message[CC_MESSAGE_SIZE];
-    cc_eta_calibration *calibration;
-    ck_assert_int_eq(cc_eta_calibration_new(&calibration, function, 100,
-                                            &window, message),
-                     CC_OK);
-    ck_assert_int_eq(cc_finder_process(flat, pool.frames, NULL, 32, clusters),
-                     CC_OK);
-    ck_assert_int_eq(cc_eta_calibration_add(calibration, clusters), CC_OK);
-    cc_finder_destroy(flat);
     cc_interpolator *want, *got[GPUS];
     ck_assert_int_eq(cc_interpolator_new(&want, calibration, &window, 400, 400,
                                          5, message),
@@ -501,6 +516,229 @@ START_TEST(list_of_separate_buffers)
 }
 END_TEST
 
+/* ---- planted GPU faults (CC_CUDA_FAULT, clusterCore/cuda/fault.h) ---- */
+
+enum { FAULT_BATCHES = 6 };
+
+/* CC_CUDA_FAULT for the finders made until the next call; NULL: none. */
+static void plant(const char *fault)
+{
+    if (fault != NULL)
+        ck_assert_int_eq(setenv("CC_CUDA_FAULT", fault, 1), 0);
+    else
+        ck_assert_int_eq(unsetenv("CC_CUDA_FAULT"), 0);
+}
+
+/* Batch b (from 0) of the fault tests: 48 frames (three chunks, the fault
+ * in the second), fewer under compute-sanitizer. */
+static const uint16_t *fault_batch(const struct pool *pool, int b, size_t *n)
+{
+    *n = frames_to_run(48);
+    return pool->frames + ((size_t)b * 13 % (POOL - *n + 1)) * pool->pixels;
+}
+
+static cc_config fault_config(const struct pool *pool, cc_backend backend)
+{
+    cc_config config = test_config(pool->rows, pool->cols);
+    config.pedestal_frames = DARK;
+    config.threads = 0;
+    config.streams = 2;
+    config.backend = backend;
+    return config;
+}
+
+/* A finder of config, made while CC_CUDA_FAULT is fault, and trained. */
+static cc_finder *planted_finder(const struct pool *pool, cc_config config,
+                                 const char *fault)
+{
+    plant(fault);
+    cc_finder *finder = trained_finder(pool, config, NULL);
+    plant(NULL);
+    return finder;
+}
+
+/* Under auto, a GPU that fails in the third batch but can still hand the
+ * pedestal back (a copy that fails, a launch that fails): the finder goes
+ * on on the CPU, doing that batch again, and its clusters, pedestal and
+ * interpolated image are a CPU-only finder's, byte for byte; the call
+ * succeeds, and the backend and the message say what happened. */
+START_TEST(fault_auto_falls_back)
+{
+    const char *fault = _i == 0 ? "copy:3" : "launch:3";
+    struct pool pool = make_pool(400, 400, 2330);
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    cc_finder *cpu = trained_finder(&pool, fault_config(&pool, CC_BACKEND_CPU),
+                                    NULL);
+    cc_finder *gpu = planted_finder(&pool, fault_config(&pool, CC_BACKEND_AUTO),
+                                    fault);
+    ck_assert_int_eq(cc_finder_backend(gpu), CC_BACKEND_CUDA);
+    cc_eta_calibration *calibration = pool_calibration(
+        &pool, fault_config(&pool, CC_BACKEND_CPU), CC_ETA2, want);
+    char message[CC_MESSAGE_SIZE];
+    cc_interpolator *image[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(cc_interpolator_new(&image[i], calibration, &window,
+                                             400, 400, 5, message),
+                         CC_OK);
+    ck_assert_int_eq(cc_finder_set_interpolator(cpu, image[0]), CC_OK);
+    ck_assert_int_eq(cc_finder_set_interpolator(gpu, image[0]), CC_OK);
+    for (int b = 0; b < FAULT_BATCHES; b++) {
+        size_t n;
+        const uint16_t *frames = fault_batch(&pool, b, &n);
+        ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
+        int rc = cc_finder_process(gpu, frames, NULL, n, got);
+        ck_assert_msg(rc == CC_OK, "batch %d: %s", b, cc_finder_last_error(gpu));
+        assert_same_clusters(want, got);
+        ck_assert_int_eq(cc_finder_backend(gpu),
+                         b < 2 ? CC_BACKEND_CUDA : CC_BACKEND_CPU);
+    }
+    const char *description = cc_finder_backend_description(gpu);
+    ck_assert_msg(strstr(description, "the GPU failed") &&
+                      strstr(description, "planted by CC_CUDA_FAULT"),
+                  "%s", description);
+    ck_assert_msg(strstr(cc_finder_last_error(gpu), "pedestal kept"), "%s",
+                  cc_finder_last_error(gpu));
+    double *scratch = malloc(4 * pool.pixels * sizeof *scratch);
+    ck_assert_ptr_nonnull(scratch);
+    assert_same_pedestal(cpu, gpu, pool.pixels, scratch);
+    free(scratch);
+    ck_assert_int_eq(cc_finder_take_image(cpu, image[0]), CC_OK);
+    ck_assert_int_eq(cc_finder_take_image(gpu, image[1]), CC_OK);
+    cc_image_stats a, b;
+    cc_interpolator_stats(image[0], &a);
+    cc_interpolator_stats(image[1], &b);
+    ck_assert_uint_gt(a.photons, 0);
+    ck_assert_mem_eq(&b, &a, sizeof a);
+    ck_assert_mem_eq(cc_interpolator_image(image[1]),
+                     cc_interpolator_image(image[0]),
+                     2000 * 2000 * sizeof(uint32_t));
+    printf("  %s under auto: %s; %llu photons imaged, as on the CPU alone\n",
+           fault, description, (unsigned long long)a.photons);
+    for (int i = 0; i < 2; i++)
+        cc_interpolator_destroy(image[i]);
+    cc_eta_calibration_destroy(calibration);
+    cc_finder_destroy(gpu);
+    cc_finder_destroy(cpu);
+    cc_clusters_destroy(got);
+    cc_clusters_destroy(want);
+    free_pool(&pool);
+}
+END_TEST
+
+/* Under auto, a GPU lost in the second batch cannot hand the pedestal
+ * back: the call fails with CC_EDEVICE saying so, the finder is on the CPU
+ * and training again, and once trained it finds what a new CPU finder
+ * finds. */
+START_TEST(fault_auto_lost_retrains)
+{
+    struct pool pool = make_pool(400, 400, 2330);
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    cc_finder *gpu = planted_finder(&pool, fault_config(&pool, CC_BACKEND_AUTO),
+                                    "lost:2");
+    size_t n;
+    const uint16_t *frames = fault_batch(&pool, 0, &n);
+    ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, n, got), CC_OK);
+    frames = fault_batch(&pool, 1, &n);
+    ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, n, got), CC_EDEVICE);
+    ck_assert_msg(strstr(cc_finder_last_error(gpu), "pedestal lost: train it again"),
+                  "%s", cc_finder_last_error(gpu));
+    ck_assert_int_eq(cc_finder_backend(gpu), CC_BACKEND_CPU);
+    cc_finder_stats stats;
+    ck_assert_int_eq(cc_finder_get_stats(gpu, &stats), CC_OK);
+    ck_assert_int_eq(stats.state, CC_PEDESTAL_TRAINING);
+    ck_assert_uint_eq(stats.frames_trained, 0);
+    ck_assert_int_eq(cc_finder_train(gpu, pool.dark, DARK), CC_OK);
+    cc_finder *cpu = trained_finder(&pool, fault_config(&pool, CC_BACKEND_CPU),
+                                    NULL);
+    /* The frames are numbered alike: the GPU's finder has counted more. */
+    uint64_t numbers[48];
+    for (size_t k = 0; k < n; k++)
+        numbers[k] = 1000 + k;
+    ck_assert_int_eq(cc_finder_process(cpu, frames, numbers, n, want), CC_OK);
+    ck_assert_int_eq(cc_finder_process(gpu, frames, numbers, n, got), CC_OK);
+    assert_same_clusters(want, got);
+    cc_finder_destroy(gpu);
+    cc_finder_destroy(cpu);
+    cc_clusters_destroy(got);
+    cc_clusters_destroy(want);
+    free_pool(&pool);
+}
+END_TEST
+
+/* Under cuda, the batch the GPU fails in fails with CC_EDEVICE and leaves
+ * the finder as it was: the same batch given again, and the batches after
+ * it, give a CPU finder's clusters and pedestal, still on the GPU. */
+START_TEST(fault_cuda_fails_unchanged)
+{
+    const char *fault = _i == 0 ? "copy:3" : "launch:3";
+    struct pool pool = make_pool(400, 400, 2330);
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    cc_finder *cpu = trained_finder(&pool, fault_config(&pool, CC_BACKEND_CPU),
+                                    NULL);
+    cc_finder *gpu = planted_finder(&pool, fault_config(&pool, CC_BACKEND_CUDA),
+                                    fault);
+    double *scratch = malloc(4 * pool.pixels * sizeof *scratch);
+    ck_assert_ptr_nonnull(scratch);
+    for (int b = 0; b < FAULT_BATCHES; b++) {
+        size_t n;
+        const uint16_t *frames = fault_batch(&pool, b, &n);
+        ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
+        if (b == 2) {
+            cc_finder_stats before, after;
+            cc_finder_get_stats(gpu, &before);
+            ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, n, got),
+                             CC_EDEVICE);
+            ck_assert_msg(strstr(cc_finder_last_error(gpu),
+                                 "planted by CC_CUDA_FAULT"),
+                          "%s", cc_finder_last_error(gpu));
+            ck_assert_uint_eq(cc_clusters_frame_count(got), 0);
+            cc_finder_get_stats(gpu, &after);
+            ck_assert_mem_eq(&after, &before, sizeof before);
+        }
+        int rc = cc_finder_process(gpu, frames, NULL, n, got);
+        ck_assert_msg(rc == CC_OK, "batch %d: %s", b, cc_finder_last_error(gpu));
+        assert_same_clusters(want, got);
+        assert_same_pedestal(cpu, gpu, pool.pixels, scratch);
+    }
+    ck_assert_int_eq(cc_finder_backend(gpu), CC_BACKEND_CUDA);
+    free(scratch);
+    cc_finder_destroy(gpu);
+    cc_finder_destroy(cpu);
+    cc_clusters_destroy(got);
+    cc_clusters_destroy(want);
+    free_pool(&pool);
+}
+END_TEST
+
+/* A CC_CUDA_FAULT that says nothing sensible is refused: under cuda the
+ * finder is not made, under auto it runs on the CPU and says why. */
+START_TEST(fault_setting_refused)
+{
+    cc_config config = test_config(16, 16);
+    config.backend = CC_BACKEND_CUDA;
+    char message[CC_MESSAGE_SIZE];
+    cc_finder *finder;
+    plant("copy:0");
+    ck_assert_int_eq(cc_finder_new(&finder, &config, message), CC_EINVAL);
+    ck_assert_msg(strstr(message, "CC_CUDA_FAULT is \"copy:0\""), "%s", message);
+    config.backend = CC_BACKEND_AUTO;
+    plant("sometimes");
+    ck_assert_int_eq(cc_finder_new(&finder, &config, message), CC_OK);
+    plant(NULL);
+    ck_assert_int_eq(cc_finder_backend(finder), CC_BACKEND_CPU);
+    ck_assert_msg(strstr(cc_finder_backend_description(finder),
+                         "CC_CUDA_FAULT is \"sometimes\""),
+                  "%s", cc_finder_backend_description(finder));
+    cc_finder_destroy(finder);
+}
+END_TEST
+
 int main(void)
 {
     cc_config config = test_config(8, 8);
@@ -532,7 +770,12 @@ int main(void)
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);
     tcase_add_test(moves, list_of_separate_buffers);
-    TCase *cases[] = {full, odd, cap, masked, images, moves};
+    TCase *faults = tcase_create("faults");
+    tcase_add_loop_test(faults, fault_auto_falls_back, 0, 2);
+    tcase_add_test(faults, fault_auto_lost_retrains);
+    tcase_add_loop_test(faults, fault_cuda_fails_unchanged, 0, 2);
+    tcase_add_test(faults, fault_setting_refused);
+    TCase *cases[] = {full, odd, cap, masked, images, moves, faults};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tcase_set_timeout(cases[i], 3600);
         suite_add_tcase(suite, cases[i]);

@@ -14,6 +14,8 @@
 #             ADCore's, and st.cmd
 #   tools/    ioc_bench.sh, ioc_source_bench.sh, ioc_soak.sh, ioc_lib.sh,
 #             ioc_process.sh
+#   tests/    the IOC tests that need the GPU (ioc_gpu_fault.sh) and what
+#             they source
 #   and, when the build has the real MÖNCH chain (iocMoench): iocMoench,
 #   moenchSimReceiver, PSI's virtual MÖNCH server, slsReceiver and
 #   sls_detector_put/get in bin/, their libraries in lib/, the driver's
@@ -89,6 +91,9 @@ cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
 cp "$top/iocBoot/operators.acf" "$bundle/iocBoot/"
 cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_source_bench.sh "$top"/tools/ioc_soak.sh \
     "$top"/tools/ioc_lib.sh "$top"/tools/ioc_process.sh "$bundle/tools/"
+mkdir -p "$bundle/tests"
+cp "$top"/tests/common.sh "$top"/tests/ioc_common.sh "$top"/tests/ioc_gpu_fault.sh \
+    "$bundle/tests/"
 if [ -n "$sls_programs" ]; then
     mkdir -p "$bundle"/iocBoot/iocMoench "$bundle"/sls/db "$bundle"/sls/slsDetectorApp/Db
     cp "$build/ioc/iocMoench.dbd" "$bundle/ioc/"
@@ -111,6 +116,8 @@ cat >"$bundle/run.sh" <<'EOF'
 #   sls [OPTIONS]    tools/ioc_sls_bench.sh --backend cuda OPTIONS: the real
 #                    MÖNCH chain (virtual server, receiver, iocMoench)
 #   ioc              the IOC alone, its shell on this terminal
+#   test NAME        the IOC test tests/NAME.sh (ioc_gpu_fault) against
+#                    this bundle
 #   check            what the programs and libraries take from outside
 #                    lib/ (only glibc, libstdc++, libgcc_s: else say so)
 #   all              the benchmark set for the GPU machine: CUDA with
@@ -148,6 +155,7 @@ source) exec "$here/tools/ioc_source_bench.sh" --build "$here" "$@" ;;
 soak) exec "$here/tools/ioc_soak.sh" --build "$here" --backend cuda "$@" ;;
 sls) exec "$here/tools/ioc_sls_bench.sh" --build "$here" --backend cuda "$@" ;;
 ioc) exec "$here/ioc/run-iocClusterCUDA" ;;
+test) builddir=$here exec sh "$here/tests/$1.sh" ;;
 check) # what resolves outside lib/: only the system's C and C++ runtime
     ldd "$here"/bin/* "$here"/lib/*.so* "$here/tools/source_totals" 2>/dev/null |
         awk -v lib="$here/lib/" '$2 == "=>" && index($3, lib) != 1 {print $1, $2, $3}' |

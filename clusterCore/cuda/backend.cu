@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 
 #include "../internal.h"
+#include "fault.h"
 #include "kernels.h"
 
 struct slot {
@@ -89,6 +90,9 @@ struct cc__cuda {
     struct device_imaging *imaging; /* NULL: no imaging */
     uint8_t *chunk_imaged; /* per chunk of a batch: its photons are in the
                               image (a batch run again skips them) */
+    struct cc__fault fault; /* planted (CC_CUDA_FAULT), for tests */
+    uint64_t batches;       /* batches begun, to find the faulty one */
+    bool lost;              /* a planted "lost" fault: every call fails */
 };
 
 static void free_imaging(struct device_imaging *imaging);
@@ -99,6 +103,15 @@ static int cuda_failure(char *message, const char *what, cudaError_t error)
     return cc__message(message, CC_EDEVICE, "CUDA: %s: %s", what,
                        cudaGetErrorString(error));
 }
+
+/* What every call does on a GPU that a planted "lost" fault took away. */
+#define REFUSE_IF_LOST(cuda)                                                  \
+    do {                                                                      \
+        if ((cuda)->lost)                                                     \
+            return cc__message(message, CC_EDEVICE,                           \
+                               "CUDA: the GPU is lost (planted by "           \
+                               "CC_CUDA_FAULT)");                             \
+    } while (0)
 
 #define CUDA_TRY(call, what)                                                  \
     do {                                                                      \
@@ -348,7 +361,9 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
     cuda->slot_clusters = first_slot_clusters(cuda);
     cuda->shape_geometry.half_x = config->cluster_size_x / 2;
     cuda->shape_geometry.half_y = config->cluster_size_y / 2;
-    int rc = open_device(cuda, config, description, message);
+    int rc = cc__fault_from_environment(&cuda->fault, message);
+    if (rc == CC_OK)
+        rc = open_device(cuda, config, description, message);
     if (rc == CC_OK) {
         cuda->shape.steps = fit_steps(cuda, cuda->shape);
         if (cuda->shape.steps == 0)
@@ -360,7 +375,7 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
     if (rc == CC_OK)
         rc = allocate_state(cuda, message);
     if (rc != CC_OK) {
-        if (rc == CC_EDEVICE && description != NULL &&
+        if (description != NULL &&
             strncmp(description, "no usable GPU", 13) != 0)
             cc__message(description, rc, "%s", message);
         cc__cuda_destroy(cuda);
@@ -407,6 +422,7 @@ int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
 {
     /* Into buffers no batch reads, then switched in: a failed upload
      * leaves the GPU's pedestal as it was. */
+    REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
     CUDA_TRY(cudaStreamSynchronize(cuda->compute), "finishing the GPU's work");
     int target = (cuda->committed + 1) % 3;
@@ -434,6 +450,7 @@ int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
 int cc__cuda_download(struct cc__cuda *cuda, struct cc__pedestal *pedestal,
                       char *message)
 {
+    REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
     CUDA_TRY(cudaStreamSynchronize(cuda->compute), "finishing the GPU's work");
     size_t bytes = cuda->pixels * cuda->real_size;
@@ -505,6 +522,8 @@ struct batch {
     size_t launches;      /* decide launches enqueued so far */
     size_t placed;        /* clusters copied (or on their way) into out */
     size_t slot_clusters; /* a slot's arrays need this many (0: they did) */
+    size_t image_enqueued; /* chunks whose image launch is enqueued */
+    size_t fault_chunk;   /* the chunk a planted fault fails, or SIZE_MAX */
     uint32_t size_x, size_y;
 };
 
@@ -687,6 +706,20 @@ static int download_chunk(struct cc__cuda *cuda, struct batch *batch,
     return CC_OK;
 }
 
+/* The planted fault (fault.h), once: a real CUDA call made to fail. */
+static int plant_fault(struct cc__cuda *cuda, struct batch *batch,
+                       struct slot *slot, char *message)
+{
+    batch->fault_chunk = SIZE_MAX;
+    cuda->lost = cuda->fault.kind == CC__FAULT_LOST;
+    CUDA_TRY(cc__fault_inject(cuda->fault.kind, slot->frames, slot->copy),
+             cuda->fault.kind == CC__FAULT_COPY
+                 ? "copying frames to the GPU (planted by CC_CUDA_FAULT)"
+                 : "launching the decide kernel (planted by CC_CUDA_FAULT)");
+    return cc__message(message, CC_EDEVICE,
+                       "CUDA: the planted fault (CC_CUDA_FAULT) did not fail");
+}
+
 /* Enqueues every chunk of the batch, downloading each chunk's clusters
  * `streams` chunks later, and waits for the last. */
 template <typename T>
@@ -696,6 +729,7 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
     batch->launches = 0;
     batch->placed = 0;
     batch->slot_clusters = 0;
+    batch->image_enqueued = 0;
     size_t n_chunks =
         (batch->n_frames + cuda->chunk_frames - 1) / cuda->chunk_frames;
     for (size_t chunk = 0; chunk < n_chunks; chunk++) {
@@ -707,6 +741,8 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
                            ? batch->n_frames - first
                            : cuda->chunk_frames;
         struct slot *slot = &cuda->slots[chunk % cuda->n_slots];
+        if (rc == CC_OK && chunk == batch->fault_chunk)
+            rc = plant_fault(cuda, batch, slot, message);
         if (rc == CC_OK)
             rc = enqueue_copy(cuda, slot, batch, first, count, message);
         if (rc == CC_OK)
@@ -718,6 +754,7 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
             rc = enqueue_image(cuda, slot, batch, chunk, message);
         if (rc != CC_OK)
             return rc;
+        batch->image_enqueued = chunk + 1;
     }
     size_t behind = n_chunks > cuda->n_slots ? n_chunks - cuda->n_slots : 0;
     for (size_t chunk = behind; chunk < n_chunks; chunk++) {
@@ -748,6 +785,9 @@ static int grow_slot_clusters(struct cc__cuda *cuda, size_t clusters,
 static int clear_slots(struct cc__cuda *cuda, char *message)
 {
     cudaDeviceSynchronize();
+    /* A call that failed without harming the GPU leaves its error to be
+     * read: it must not be taken for the next launch's. */
+    cudaGetLastError();
     for (unsigned i = 0; i < cuda->n_slots; i++) {
         CUDA_TRY(cudaMemset(cuda->slots[i].bitmaps, 0,
                             cuda->chunk_frames * cuda->bitmap_words * 4),
@@ -764,6 +804,30 @@ static int first_failure(int rc, struct cc__cuda *cuda)
     if (rc != CC_OK)
         cuda->dirty = true;
     return rc;
+}
+
+/* After a failed batch under CC_BACKEND_AUTO, which the CPU does again:
+ * the image keeps the chunks the GPU imaged, which chunk_imaged marks,
+ * for the CPU to skip (cc__cuda_frames_imaged). Unless the GPU cannot
+ * finish its work: then the image cannot be taken either. */
+static int mark_imaged(struct cc__cuda *cuda, const struct batch *batch,
+                       int rc)
+{
+    if (cuda->imaging == NULL || cudaDeviceSynchronize() != cudaSuccess)
+        return rc;
+    for (size_t chunk = 0; chunk < batch->image_enqueued; chunk++)
+        cuda->chunk_imaged[chunk] |=
+            cuda->chunk_totals[chunk] <=
+            cuda->slots[chunk % cuda->n_slots].cluster_capacity;
+    return rc;
+}
+
+void cc__cuda_frames_imaged(const struct cc__cuda *cuda, size_t n_frames,
+                            uint8_t *imaged)
+{
+    for (size_t k = 0; k < n_frames; k++)
+        imaged[k] = cuda->imaging != NULL &&
+                    cuda->chunk_imaged[k / cuda->chunk_frames];
 }
 
 /* After a failed batch, part of which may be in the image: the image is
@@ -850,6 +914,7 @@ static int make_imaging(const cc__image_map *map,
 int cc__cuda_set_image(struct cc__cuda *cuda, const struct cc__image_map *map,
                        char *message)
 {
+    REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
     struct device_imaging *made = NULL;
     if (map != NULL) {
@@ -870,6 +935,7 @@ int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
 {
     struct device_imaging *imaging = cuda->imaging;
     unsigned long long totals[4];
+    REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
     CUDA_TRY(cudaMemcpy(counts, imaging->counts,
                         imaging->bins * sizeof(unsigned long long),
@@ -896,6 +962,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     cc__clusters_clear(out, nx, ny);
     if (n_frames == 0)
         return CC_OK;
+    REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
     if (cuda->dirty) {
         int rc = clear_slots(cuda, message);
@@ -925,6 +992,11 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     batch.out = out;
     batch.size_x = nx;
     batch.size_y = ny;
+    cuda->batches++;
+    batch.fault_chunk = cuda->fault.kind != CC__FAULT_NONE &&
+                                cuda->batches == cuda->fault.batch
+                            ? n_chunks / 2
+                            : SIZE_MAX;
     if (rc == CC_OK)
         memset(cuda->chunk_imaged, 0, n_chunks);
     for (int attempt = 0; attempt < 2 && rc == CC_OK; attempt++) {
@@ -947,7 +1019,9 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                          "CUDA: a chunk's clusters outgrew their arrays twice");
     if (rc != CC_OK) {
         cc__clusters_clear(out, nx, ny);
-        return drop_image(cuda, rc, message);
+        return config->backend == CC_BACKEND_AUTO
+                   ? mark_imaged(cuda, &batch, rc)
+                   : drop_image(cuda, rc, message);
     }
     for (size_t k = 0; k < n_frames; k++) {
         rc = cc__clusters_begin_frame(out, numbers != NULL ? numbers[k]

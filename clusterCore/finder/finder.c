@@ -394,15 +394,25 @@ int cc_finder_finish_training(cc_finder *finder)
 }
 
 #ifdef CC_HAVE_CUDA
-/* After the GPU failed under CC_BACKEND_AUTO: the CPU takes over, with the
- * pedestal if the GPU can still hand it back, else from training. The
- * failed call's message says which. */
-static void fall_back_to_cpu(cc_finder *finder)
+/* After the GPU failed in a batch of n_frames under CC_BACKEND_AUTO: the
+ * CPU takes over, with the pedestal if the GPU can still hand it back
+ * (CC_OK: the caller does the batch again on the CPU, imaging the frames
+ * that *imaged, when not NULL, does not mark as in the image already),
+ * else from training (CC_EDEVICE). last_error says which. */
+static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
+                            uint8_t **imaged)
 {
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", finder->last_error);
     bool kept = sync_host_state(finder) == CC_OK;
-    bool image_kept = pull_gpu_image(finder) == CC_OK;
+    bool image_kept = finder->imaging == NULL;
+    *imaged = NULL;
+    if (!image_kept && (*imaged = malloc(n_frames)) != NULL) {
+        cc__cuda_frames_imaged(finder->cuda, n_frames, *imaged);
+        image_kept = pull_gpu_image(finder) == CC_OK;
+        if (!image_kept) /* none of the batch is imaged: the CPU does all */
+            memset(*imaged, 0, n_frames);
+    }
     cc__cuda_destroy(finder->cuda);
     finder->cuda = NULL;
     finder->host_state_stale = false;
@@ -410,15 +420,24 @@ static void fall_back_to_cpu(cc_finder *finder)
         cc__pedestal_reset(&finder->pedestal, finder->config.pedestal_frames);
     char note[CC_MESSAGE_SIZE];
     cc__message(note, CC_OK, "the GPU failed: %s", failure);
-    if (open_cpu(finder, note, finder->last_error) != CC_OK)
-        return; /* last_error says why; the finder has no backend left */
+    int rc = open_cpu(finder, note, finder->last_error);
+    if (rc != CC_OK) { /* last_error says why; no backend is left */
+        free(*imaged);
+        *imaged = NULL;
+        return rc;
+    }
     cc__message(finder->last_error, CC_EDEVICE,
                 "%s; switched to the CPU backend, %s%s", failure,
-                kept ? "pedestal kept" : "pedestal lost: train it again",
-                finder->imaging == NULL || image_kept
-                    ? ""
-                    : "; the photons the GPU imaged since the last take "
-                      "are lost");
+                kept ? "pedestal kept, the batch done again on the CPU"
+                     : "pedestal lost: train it again",
+                image_kept ? ""
+                           : "; the photons the GPU imaged since the last "
+                             "take are lost");
+    if (!kept) {
+        free(*imaged);
+        *imaged = NULL;
+    }
+    return kept ? CC_OK : CC_EDEVICE;
 }
 #endif
 
@@ -449,26 +468,37 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
         return FAIL(finder, CC_EDEVICE,
                     "no backend: the GPU failed and the CPU backend could "
                     "not be made; set the configuration again");
+    uint8_t *imaged = NULL; /* after a fall-back: frames the GPU imaged */
     if (finder->backend == CC_BACKEND_CUDA) {
         rc = cc__cuda_process(finder->cuda, &finder->config, &frames,
                               frame_numbers, finder->counts.frames_processed,
                               n_frames, clusters, finder->last_error);
         if (rc == CC_EDEVICE && finder->config.backend == CC_BACKEND_AUTO)
-            fall_back_to_cpu(finder);
+            rc = fall_back_to_cpu(finder, n_frames, &imaged);
+        else if (rc == CC_OK)
+            finder->host_state_stale = true;
         if (rc != CC_OK)
             return rc;
-        finder->host_state_stale = true;
-    } else
+    }
+    if (finder->backend == CC_BACKEND_CPU)
 #endif
     {
         rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
                              &frames, frame_numbers,
                              finder->counts.frames_processed, n_frames,
                              clusters, finder->last_error);
+        /* The centres lie in the frame, so adding cannot fail. */
+        for (size_t k = 0; rc == CC_OK && finder->imaging != NULL &&
+                           k < clusters->n_frames;
+             k++) {
+            cc_frame_clusters frame;
+            cc_clusters_frame(clusters, k, &frame);
+            if (imaged == NULL || !imaged[k])
+                cc_interpolator_add_frame(finder->imaging, &frame);
+        }
+        free(imaged);
         if (rc != CC_OK)
             return rc;
-        if (finder->imaging != NULL) /* the centres lie in the frame */
-            cc_interpolator_add(finder->imaging, clusters);
     }
     finder->counts.frames_processed += n_frames;
     finder->counts.clusters += clusters->n_clusters;
