@@ -462,13 +462,13 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                     finder->pedestal.frames_trained, finder->pedestal.window);
     struct cc__frames frames = {first, each, finder->pedestal.pixels};
     int rc;
+    uint8_t *imaged = NULL; /* after a fall-back: frames the GPU imaged */
 #ifdef CC_HAVE_CUDA
     /* A fall-back whose CPU backend could not be made left no backend. */
     if (finder->backend == CC_BACKEND_CUDA && finder->cuda == NULL)
         return FAIL(finder, CC_EDEVICE,
                     "no backend: the GPU failed and the CPU backend could "
                     "not be made; set the configuration again");
-    uint8_t *imaged = NULL; /* after a fall-back: frames the GPU imaged */
     if (finder->backend == CC_BACKEND_CUDA) {
         rc = cc__cuda_process(finder->cuda, &finder->config, &frames,
                               frame_numbers, finder->counts.frames_processed,
