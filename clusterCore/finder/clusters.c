@@ -71,15 +71,18 @@ int cc_clusters_frame(const cc_clusters *clusters, size_t index,
         return CC_EINVAL;
     const struct cc__frame_entry *entry = &clusters->frames[index];
     size_t cells = (size_t)clusters->size_x * clusters->size_y;
+    /* A list of empty frames may have no cluster arrays yet, and C leaves
+     * even NULL + 0 undefined (found by fuzzing the .clust reader). */
+    bool arrays = clusters->x != NULL;
     *frame = (cc_frame_clusters){
         .frame_number = entry->number,
         .count = entry->count,
         .dropped = entry->dropped,
         .size_x = clusters->size_x,
         .size_y = clusters->size_y,
-        .x = clusters->x + entry->first,
-        .y = clusters->y + entry->first,
-        .values = clusters->values + entry->first * cells,
+        .x = arrays ? clusters->x + entry->first : NULL,
+        .y = arrays ? clusters->y + entry->first : NULL,
+        .values = arrays ? clusters->values + entry->first * cells : NULL,
     };
     return CC_OK;
 }
