@@ -79,6 +79,16 @@ void NDPluginClusterCUDA::formatMessage(char *message, size_t size,
     va_end(args);
 }
 
+/* Adds more (unless empty) to message, CC_MESSAGE_SIZE bytes, after a
+ * "; " when message holds something already. */
+void NDPluginClusterCUDA::appendMessage(char *message, const char *more)
+{
+    size_t used = strlen(message);
+    if (more[0] != '\0')
+        formatMessage(message + used, CC_MESSAGE_SIZE - used, "%s%s",
+                      used > 0 ? "; " : "", more);
+}
+
 void NDPluginClusterCUDA::releaseArrays(std::vector<NDArray *> &arrays)
 {
     for (size_t k = 0; k < arrays.size(); k++)
@@ -124,6 +134,25 @@ void NDPluginClusterCUDA::processHeld()
     job.spectrumChanged = spectrumChanged_;
     job.windowChanged = windowChanged_;
     settingsChanged_ = spectrumChanged_ = windowChanged_ = false;
+    /* The IOC's first frame: with LoadFilesAtStart, the pedestal and the
+     * mask saved before a restart (PedestalFile and MaskFile, as autosave
+     * restored them) are loaded before it, as a LoadPedestal and a
+     * LoadMask asked then would be. An empty MaskFile loads nothing: it
+     * would clear the mask saved with the pedestal. */
+    if (!framesSeen_) {
+        framesSeen_ = true;
+        int atStart;
+        getIntegerParam(ClusterLoadFilesAtStart, &atStart);
+        auto named = [this](int file) {
+            char path[512];
+            getStringParam(file, sizeof path, path);
+            return path[0] != '\0';
+        };
+        if (atStart) {
+            pendingLoad_ = pendingLoad_ || named(ClusterPedestalFile);
+            pendingMask_ = pendingMask_ || named(ClusterMaskFile);
+        }
+    }
     /* A LoadPedestal asked for before the frame size was known (as after
      * an IOC restart) is done now, before these frames. */
     job.load = pendingLoad_;
@@ -188,17 +217,30 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
     if (rc == CC_OK &&
         (job.windowChanged || job.spectrumChanged || batch.newFrameSize))
         applyWindow(job);
+    /* What the loads and imaging did is added to the message, so that
+     * the status after a restart says what came back. */
+    char step[CC_MESSAGE_SIZE];
     if (rc == CC_OK && job.load) {
-        rc = cc_finder_load_pedestal(finder_, job.loadPath);
-        formatMessage(batch.message, sizeof batch.message, "%s%s",
-                      rc == CC_OK ? "pedestal loaded from " : "",
-                      rc == CC_OK ? job.loadPath
-                                  : cc_finder_last_error(finder_));
+        /* A refused file keeps the pedestal (these frames then train a
+         * new one): the frames are not lost. */
+        if (cc_finder_load_pedestal(finder_, job.loadPath) == CC_OK)
+            formatMessage(step, sizeof step, "pedestal loaded from %s",
+                          job.loadPath);
+        else
+            formatMessage(step, sizeof step,
+                          "%s; the pedestal in force is kept",
+                          cc_finder_last_error(finder_));
+        appendMessage(batch.message, step);
     }
-    if (rc == CC_OK && job.loadMask) /* a refused file keeps the mask */
-        loadMask(job.maskPath, batch.message);
-    if (rc == CC_OK)
-        applyImaging(job.imaging, batch.message);
+    if (rc == CC_OK && job.loadMask) { /* a refused file keeps the mask */
+        loadMask(job.maskPath, step);
+        appendMessage(batch.message, step);
+    }
+    if (rc == CC_OK) {
+        step[0] = '\0';
+        applyImaging(job.imaging, step);
+        appendMessage(batch.message, step);
+    }
     if (reconfigure && finder_ != NULL)
         batch.backend = cc_finder_backend_description(finder_);
     batch.trained = 0;

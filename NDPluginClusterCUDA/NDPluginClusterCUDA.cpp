@@ -47,7 +47,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), mean_(NULL),
       unpublished_(false), imageUnpublished_(false), publishWanted_(false),
-      pendingLoad_(false), pendingMask_(false),
+      pendingLoad_(false), pendingMask_(false), framesSeen_(false),
       spectrumAxis_(NULL), imaging_(),
       calibration_(NULL), calibrationNumber_(0), image_(NULL)
 {
@@ -86,6 +86,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
          &NDPluginClusterCUDA::ClusterLoadPedestal},
         {ClusterPedestalFileString, asynParamOctet,
          &NDPluginClusterCUDA::ClusterPedestalFile},
+        {ClusterLoadFilesAtStartString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterLoadFilesAtStart},
         {ClusterBackendString, asynParamInt32,
          &NDPluginClusterCUDA::ClusterBackend},
         {ClusterBackendInUseString, asynParamOctet,
@@ -260,6 +262,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterImageOutside, 0);
     setDoubleParam(ClusterImageFlatness, 0);
     setStringParam(ClusterPedestalFile, "");
+    setIntegerParam(ClusterLoadFilesAtStart, 0);
     setStringParam(ClusterBackendInUse, "chosen at the first frame");
     setStringParam(ClusterStatusMessage, "waiting for frames");
     setStringParam(NDPluginDriverPluginType, "NDPluginClusterCUDA");
@@ -566,6 +569,10 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
                function == ClusterSpectrumBins) {
         if (checkSpectrum(pasynUser, function, value) != asynSuccess)
             return asynError;
+    } else if (function == ClusterLoadFilesAtStart) {
+        /* Read at the first frame (processHeld), when every record has
+         * been initialised and autosave has restored the file names. */
+        value = value != 0;
     } else if (function == ClusterWindowEnable) {
         int held;
         getIntegerParam(ClusterWindowEnable, &held);

@@ -51,6 +51,9 @@
 #define ClusterSavePedestalString "CLUSTER_SAVE_PEDESTAL"    /* asynInt32: write 1 to save */
 #define ClusterLoadPedestalString "CLUSTER_LOAD_PEDESTAL"    /* asynInt32: write 1 to load */
 #define ClusterPedestalFileString "CLUSTER_PEDESTAL_FILE"    /* asynOctet: path */
+/* After an IOC restart, the saved pedestal and mask: 1 loads PedestalFile
+ * and MaskFile (those not empty) at the first frame the IOC receives. */
+#define ClusterLoadFilesAtStartString "CLUSTER_LOAD_FILES_AT_START" /* asynInt32: 0 No, 1 Yes */
 #define ClusterBackendString "CLUSTER_BACKEND"               /* asynInt32: 0 Auto, 1 CUDA, 2 CPU */
 #define ClusterBackendInUseString "CLUSTER_BACKEND_IN_USE"   /* asynOctet r/o: what runs, and why */
 #define ClusterPrecisionString "CLUSTER_PRECISION"           /* asynInt32: 0 float, 1 double */
@@ -165,6 +168,7 @@ protected:
     int ClusterSavePedestal;
     int ClusterLoadPedestal;
     int ClusterPedestalFile;
+    int ClusterLoadFilesAtStart;
     int ClusterBackend;
     int ClusterBackendInUse;
     int ClusterPrecision;
@@ -287,6 +291,7 @@ private:
     void startThreads(const char *portName);
     static void formatMessage(char *message, size_t size, const char *format,
                               ...) EPICS_PRINTF_STYLE(3, 4);
+    static void appendMessage(char *message, const char *more);
     static void releaseArrays(std::vector<NDArray *> &arrays);
     void refuse(NDArray *pArray, const char *why);
     asynStatus refuseWrite(asynUser *pasynUser, const char *format, ...);
@@ -365,6 +370,7 @@ private:
     epicsTimeStamp lastImage_; /* the publisher thread's */
     bool pendingLoad_;         /* LoadPedestal asked before the first frame */
     bool pendingMask_;         /* LoadMask asked before the first frame */
+    bool framesSeen_;          /* a batch was made: the IOC's start is over */
     char trainingNote_[CC_MESSAGE_SIZE]; /* why the pedestal trains again */
     double *spectrumAxis_;     /* bin centres, keV or ADU (finder lock) */
     /* Under the finder lock: */

@@ -16,8 +16,14 @@ esac
 . "$(dirname "$0")/../tools/ioc_process.sh"
 ioc_loopback_ca "T$$:"
 
-# start_ioc N: the IOC, its output in $work/iocN.log.
-start_ioc() { launch_ioc "$work/ioc$1.log" || fail "the IOC did not start"; }
+# start_ioc N: the IOC, its output in $work/iocN.log. Autosave (where the
+# IOC has it) keeps its files in $autosave when the test sets it, else in
+# a new folder for each start: an IOC restores only what the test means.
+start_ioc() {
+    AUTOSAVE_FILES=${autosave:-$work/autosave$1}
+    mkdir -p "$AUTOSAVE_FILES" && export AUTOSAVE_FILES
+    launch_ioc "$work/ioc$1.log" || fail "the IOC did not start"
+}
 trap 'stop_ioc; rm -rf "$work"' EXIT
 
 get() { "$caget" -t -n -w 2 "$1"; }
@@ -38,14 +44,32 @@ counts_equal() {
     "$caget" -t -f"${3:-0}" "$1" | tr ' ' '\n' | tail -n +2 |
         head -n "$(wc -l <"$2")" | cmp -s - "$2"
 }
-# published_equal PV FILE [DIGITS]: counts_equal within 5 s, for what the
+# published CHECK ARGS...: CHECK ARGS holds within 5 s, for what the
 # plugin publishes every SpectrumPeriod.
-published_equal() {
+published() {
+    check=$1
+    shift
     for _ in $(seq 20); do
-        counts_equal "$@" && return 0
+        "$check" "$@" && return 0
         sleep 0.25
     done
     return 1
+}
+# published_equal PV FILE [DIGITS]: counts_equal, published.
+published_equal() { published counts_equal "$@"; }
+# image_equal PV FILE.npy: PV's array is the image in FILE (the test has
+# set python to one with NumPy: need_python).
+image_equal() {
+    "$caget" -t "$1" >"$work/array.txt" || return 1
+    $python - "$work/array.txt" "$2" <<'PYTHON'
+import sys
+import numpy
+values = open(sys.argv[1]).read().split()
+expected = numpy.load(sys.argv[2])
+got = numpy.array(values[1:1 + expected.size], dtype=numpy.int64)
+sys.exit(0 if got.size == expected.size and
+         (got == expected.ravel()).all() else 1)
+PYTHON
 }
 # refused PV VALUE WORDS [RBV]: ${C}PV written VALUE is not taken:
 # ${C}RBV (default PV_RBV) reads as before, and the status holds WORDS

@@ -32,19 +32,6 @@ uninterpolable=$(sed -n 's/^image:.*(\([0-9]*\) uninterpolable.*/\1/p' "$work/fi
 [ -n "$calibrated" ] && [ -n "$imaged" ] && [ -n "$uninterpolable" ] ||
     fail "no imaging figures from clusterfind: $(cat "$work/find.txt")"
 
-# image_equal PV FILE.npy: PV's array is the image in FILE.
-image_equal() {
-    "$caget" -t "$1" >"$work/array.txt" || return 1
-    $python - "$work/array.txt" "$2" <<'PYTHON'
-import sys
-import numpy
-values = open(sys.argv[1]).read().split()
-expected = numpy.load(sys.argv[2])
-got = numpy.array(values[1:1 + expected.size], dtype=numpy.int64)
-sys.exit(0 if got.size == expected.size and
-         (got == expected.ravel()).all() else 1)
-PYTHON
-}
 settings() {
     put "${C}EnableCallbacks" 1
     put "${P}cam1:ArrayCallbacks" 1

@@ -72,7 +72,7 @@ case ${sanitizers:-no} in *address*) period=0.002 ;; esac
 # kernel's ephemeral range.
 . "$top/tools/sls_chain.sh"
 sls_chain_ports $((10000 + $$ % 1200 * 8))
-export SLS_CONFIG="$work/moench.config" AUTOSAVE_FILES="$work" PINNED_ARRAYS=1
+export SLS_CONFIG="$work/moench.config" PINNED_ARRAYS=1
 export CLUSTER_OUTPUT_THREADS=2
 . "$top/tests/opi_render.sh"
 trap 'render_stop; stop_ioc; stop_sls; rm -rf "$work"' EXIT

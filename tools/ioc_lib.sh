@@ -58,6 +58,9 @@ ioc_set_up() {
     [ -x "$ioc" ] || { echo "$0: cannot run $ioc" >&2; exit 2; }
     work=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
     trap 'stop_ioc; rm -rf "$work"' EXIT
+    # Autosave (where the IOC has it) in the scratch folder: a run
+    # restores nothing of an earlier one.
+    export AUTOSAVE_FILES=$work
     log=${log:-$work/ioc.log}
     ioc_loopback_ca "B$$:"
     H=${P}HDF1: S=${P}cam1:

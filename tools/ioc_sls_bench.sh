@@ -58,7 +58,7 @@ sim_receiver=$build/moenchSimReceiver/moenchSimReceiver
 
 sls_chain_ports $((10000 + $$ % 1200 * 8))
 trap 'stop_ioc; stop_sls; rm -rf "$work"' EXIT
-export SLS_CONFIG="$work/moench.config" AUTOSAVE_FILES="$work"
+export SLS_CONFIG="$work/moench.config"
 export CLUSTER_OUTPUT_THREADS=$output_threads
 start_sls_server || die "the virtual server did not start"
 if [ "$receiver" = sim ]; then

@@ -2,7 +2,8 @@
 # st.cmd: the example IOC. A simulated MÖNCH frame source feeds
 # NDPluginClusterCUDA; NDFileHDF5 writes the clusters of every frame;
 # NDPluginStats watches the raw frames; NDStdArrays serves the hit map,
-# the pedestal maps and the interpolated image.
+# the pedestal maps and the interpolated image; autosave, when the IOC is
+# built with it, keeps the settings.
 # Start it with build/ioc/run-iocClusterCUDA (it runs in build/ioc, where
 # envPaths says where everything is). PREFIX (default CC:) names the PVs.
 
@@ -78,4 +79,22 @@ dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=mask1:,PORT=MASK1,ADDR=0,TI
 asSetSubstitutions("OPERATORS='$(CLUSTER_OPERATORS=$(USER=root))',OPERATOR_HOSTS='$(CLUSTER_OPERATOR_HOSTS=localhost)'")
 asSetFilename("$(CLUSTER_TOP)/iocBoot/operators.acf")
 
+# Autosave, when the IOC is built with it (envPaths then sets AUTOSAVE,
+# which turns these lines on; without, "#" makes them comments): the
+# settings of iocClusterCUDA.req, restored before the records initialise,
+# saved every AUTOSAVE_PERIOD seconds (default 30; autosave's least is 4)
+# into AUTOSAVE_FILES (default build/ioc). With the finder's
+# LoadFilesAtStart Yes, the pedestal and mask named by the restored
+# PedestalFile and MaskFile are loaded at the first frame; EtaMode
+# Interpolate loads the restored EtaFile.
+$(AUTOSAVE=#)set_requestfile_path("$(CLUSTER_TOP)/iocBoot/iocClusterCUDA")
+$(AUTOSAVE=#)set_requestfile_path("$(CLUSTER_TOP)/db")
+$(AUTOSAVE=#)set_requestfile_path("$(ADCORE)/db")
+$(AUTOSAVE=#)set_savefile_path("$(AUTOSAVE_FILES=$(CLUSTER_BUILD)/ioc)")
+$(AUTOSAVE=#)set_pass0_restoreFile("iocClusterCUDA.sav")
+$(AUTOSAVE=#)set_pass1_restoreFile("iocClusterCUDA.sav")
+$(AUTOSAVE=#)save_restoreSet_DatedBackupFiles(0)
+
 iocInit()
+
+$(AUTOSAVE=#)create_monitor_set("iocClusterCUDA.req", $(AUTOSAVE_PERIOD=30), "P=$(PREFIX)")
