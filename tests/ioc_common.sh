@@ -38,6 +38,16 @@ wait_for() {
     done
     fail "$1 is $(get "$1"), not $2"
 }
+# caught_up COUNT SOURCE_COUNT: until the array counter COUNT equals
+# SOURCE_COUNT, which is read again each time, since a source can still
+# be delivering when the wait starts (60 s at most).
+caught_up() {
+    for _ in $(seq 300); do
+        [ "$(get "$1")" = "$(get "$2")" ] && return 0
+        sleep 0.2
+    done
+    fail "$1 is $(get "$1"), $2 $(get "$2")"
+}
 # counts_equal PV FILE [DIGITS]: the first lines of PV's array, with
 # DIGITS decimals (default 0), are FILE's lines.
 counts_equal() {

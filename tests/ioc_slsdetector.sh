@@ -84,7 +84,7 @@ acquire() {
     put "${P}cam1:AcquirePeriod" "$2"
     "$caput" -c -w 120 "${P}cam1:Acquire" 1 >/dev/null || fail "the acquisition of $1 frames did not end"
     # The driver's last arrays may still be in the plugin's queue.
-    wait_for "${C}ArrayCounter_RBV" "$(get "${P}cam1:ArrayCounter_RBV")"
+    caught_up "${C}ArrayCounter_RBV" "${P}cam1:ArrayCounter_RBV"
 }
 
 start_sls_server || fail "the virtual server did not start"
@@ -202,7 +202,7 @@ if find_renderers; then
         "P=${P},CAM=cam1:,CLUSTER=Cluster1:,HDF=HDF1:,STATS=Stats1:,IMAGE=image1:,INTERP=interp1:"
     put "${P}cam1:Acquire" 0
     wait_for "${P}cam1:DetectorState_RBV" 0
-    wait_for "${C}ArrayCounter_RBV" "$(get "${P}cam1:ArrayCounter_RBV")"
+    caught_up "${C}ArrayCounter_RBV" "${P}cam1:ArrayCounter_RBV"
     put "${C}EtaMode" 0
 fi
 
@@ -230,7 +230,7 @@ put "${P}cam1:AcquirePeriod" 0.001
 sleep 2
 put "${P}cam1:Acquire" 0
 wait_for "${P}cam1:DetectorState_RBV" 0
-wait_for "${C}ArrayCounter_RBV" "$(get "${P}cam1:ArrayCounter_RBV")"
+caught_up "${C}ArrayCounter_RBV" "${P}cam1:ArrayCounter_RBV"
 stopped=$(sls_get rx_framescaught)
 [ "$stopped" -gt 0 ] && [ "$stopped" -lt 100000 ] || fail "the stop left $stopped frames caught"
 before=$(get "${C}ArrayCounter_RBV")

@@ -85,7 +85,8 @@ static void seed_file(const char *target, const char *name, const char *path,
     unsigned char *data = malloc(prefix_size + size + 1);
     if (data == NULL)
         die(name, CC_ENOMEM, "");
-    memcpy(data, prefix, prefix_size);
+    if (prefix_size > 0) /* memcpy from NULL is undefined, even of 0 bytes */
+        memcpy(data, prefix, prefix_size);
     memcpy(data + prefix_size, file, size);
     seed(target, name, data, prefix_size + size);
     free(data);
