@@ -20,6 +20,9 @@ need_python "numpy h5py" "python3-numpy python3-h5py"
 . "$(dirname "$0")/ioc_common.sh"
 grep -q '^epicsEnvSet("AUTOSAVE"' "$builddir/ioc/envPaths" ||
     { echo "SKIP: the example IOC has no autosave (configure found no autosave beside asyn)"; exit 77; }
+# Overloaded, the IOC takes every cycle it gets: niced, it leaves them
+# to the tests that run beside it (make -j), which wait on their IOCs.
+ioc_nice=10
 overload_seconds=${OVERLOAD_SECONDS:-60}
 [ "$overload_seconds" -ge 20 ] || overload_seconds=20
 

@@ -4,7 +4,8 @@
 # source it (POSIX sh): Channel Access on loopback on a port of the
 # caller's own, the IOC started with its shell reading a FIFO that the
 # caller holds open (closing it ends the IOC), and stopped by PID.
-# The caller sets ioc (the command), caget and work (a scratch folder).
+# The caller sets ioc (the command), caget and work (a scratch folder),
+# and may set ioc_nice (a nice increment for the IOC, default 0).
 
 # ioc_loopback_ca PREFIX: the environment of the IOC to come and of its
 # clients: a private server port, loopback only, PVs named PREFIX...;
@@ -28,7 +29,7 @@ pid=""
 # answers, or 1 (with LOG on stderr) if it ended or did not answer in 20 s.
 launch_ioc() {
     rm -f "$work/stdin" && mkfifo "$work/stdin"
-    "$ioc" <"$work/stdin" >"$1" 2>&1 &
+    nice -n "${ioc_nice:-0}" "$ioc" <"$work/stdin" >"$1" 2>&1 &
     pid=$!
     exec 9>"$work/stdin"
     for _ in $(seq 100); do
