@@ -12,6 +12,34 @@ case "${sanitizers:-no}" in
     exit 77 ;;
 esac
 . "$builddir/ioc/epicsTools"
+# make -j runs tests side by side, and an IOC starved of the CPU misses
+# Channel Access timeouts (a receiver, UDP frames). So each IOC test marks
+# itself running in $running (test.PID); while ioc_restart.sh runs its IOC
+# flat out it marks alone.PID, the others wait for it, and it waits for
+# them (alone_among_ioc_tests). Marks of ended processes do not count,
+# and a test run by a test (ioc_slsdetector.sh's second attempt) is in.
+running=$builddir/tests/ioc_running
+mkdir -p "$running"
+# others_running KIND: a live process other than this one marked KIND.
+others_running() {
+    for mark in "$running/$1".*; do
+        [ -e "$mark" ] && [ "${mark##*.}" != $$ ] &&
+            kill -0 "${mark##*.}" 2>/dev/null && return 0
+    done
+    return 1
+}
+while touch "$running/test.$$" && [ ! -e "$running/test.$PPID" ] &&
+    others_running alone; do
+    rm -f "$running/test.$$"
+    sleep 1
+done
+# alone_among_ioc_tests: once the other IOC tests running have ended.
+alone_among_ioc_tests() {
+    touch "$running/alone.$$"
+    while others_running test; do
+        sleep 1
+    done
+}
 
 . "$(dirname "$0")/../tools/ioc_process.sh"
 ioc_loopback_ca "T$$:"

@@ -244,6 +244,8 @@ PYTHON
         fail "$1.h5: not every cluster array once and in order"
 }
 
+# Flat out from here, so alone among the IOC tests.
+alone_among_ioc_tests
 # The plugin disabled and enabled again, 20 times, while frames flow.
 stream toggled
 for _ in $(seq 20); do
