@@ -14,8 +14,8 @@ esac
 . "$builddir/ioc/epicsTools"
 # make -j runs tests side by side, and an IOC starved of the CPU misses
 # Channel Access timeouts (a receiver, UDP frames). So each IOC test marks
-# itself running in $running (test.PID); while ioc_restart.sh runs its IOC
-# flat out it marks alone.PID, the others wait for it, and it waits for
+# itself running in $running (test.PID); ioc_restart.sh, which runs its
+# IOC flat out, marks alone.PID, the others wait for it, and it waits for
 # them (alone_among_ioc_tests). Marks of ended processes do not count,
 # and a test run by a test (ioc_slsdetector.sh's second attempt) is in.
 running=$builddir/tests/ioc_running

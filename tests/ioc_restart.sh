@@ -20,8 +20,9 @@ need_python "numpy h5py" "python3-numpy python3-h5py"
 . "$(dirname "$0")/ioc_common.sh"
 grep -q '^epicsEnvSet("AUTOSAVE"' "$builddir/ioc/envPaths" ||
     { echo "SKIP: the example IOC has no autosave (configure found no autosave beside asyn)"; exit 77; }
-# Overloaded, the IOC takes every cycle it gets: niced, it leaves them
-# to the tests that run beside it (make -j), which wait on their IOCs.
+# Its IOC runs flat out (replays, overload): alone among the IOC tests
+# (ioc_common.sh), and niced for the other tests that make -j runs.
+alone_among_ioc_tests
 ioc_nice=10
 overload_seconds=${OVERLOAD_SECONDS:-60}
 [ "$overload_seconds" -ge 20 ] || overload_seconds=20
@@ -244,8 +245,6 @@ PYTHON
         fail "$1.h5: not every cluster array once and in order"
 }
 
-# Flat out from here, so alone among the IOC tests.
-alone_among_ioc_tests
 # The plugin disabled and enabled again, 20 times, while frames flow.
 stream toggled
 for _ in $(seq 20); do
