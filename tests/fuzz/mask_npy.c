@@ -12,16 +12,7 @@ enum { pixels = FUZZ_ROWS * FUZZ_COLS };
 
 void fuzz_mask_npy(const uint8_t *data, size_t size)
 {
-    static cc_finder *finder;
-    if (finder == NULL) {
-        cc_config config;
-        cc_config_init(&config);
-        config.rows = FUZZ_ROWS;
-        config.cols = FUZZ_COLS;
-        config.backend = CC_BACKEND_CPU;
-        config.threads = 1;
-        FUZZ_REQUIRE(cc_finder_new(&finder, &config, NULL) == CC_OK);
-    }
+    cc_finder *finder = fuzz_finder(CC_PRECISION_FLOAT);
     static uint8_t before[pixels], after[pixels];
     FUZZ_REQUIRE(cc_finder_get_mask(finder, before) == CC_OK);
     const char *path = fuzz_scratch_file("mask.npy", data, size);

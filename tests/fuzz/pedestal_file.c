@@ -12,23 +12,6 @@
 
 enum { pixels = FUZZ_ROWS * FUZZ_COLS };
 
-static cc_finder *finder_of(cc_precision precision)
-{
-    static cc_finder *finders[2];
-    cc_finder **finder = &finders[precision == CC_PRECISION_DOUBLE];
-    if (*finder == NULL) {
-        cc_config config;
-        cc_config_init(&config);
-        config.rows = FUZZ_ROWS;
-        config.cols = FUZZ_COLS;
-        config.backend = CC_BACKEND_CPU;
-        config.threads = 1;
-        config.precision = precision;
-        FUZZ_REQUIRE(cc_finder_new(finder, &config, NULL) == CC_OK);
-    }
-    return *finder;
-}
-
 static void load(cc_finder *finder, const char *path)
 {
     static double mean[pixels], rms[pixels], mean_after[pixels],
@@ -59,6 +42,6 @@ static void load(cc_finder *finder, const char *path)
 void fuzz_pedestal_file(const uint8_t *data, size_t size)
 {
     const char *path = fuzz_scratch_file("pedestal", data, size);
-    load(finder_of(CC_PRECISION_FLOAT), path);
-    load(finder_of(CC_PRECISION_DOUBLE), path);
+    load(fuzz_finder(CC_PRECISION_FLOAT), path);
+    load(fuzz_finder(CC_PRECISION_DOUBLE), path);
 }

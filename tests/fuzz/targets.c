@@ -64,6 +64,23 @@ const char *fuzz_scratch_file(const char *name, const void *data,
     return path;
 }
 
+cc_finder *fuzz_finder(cc_precision precision)
+{
+    static cc_finder *finders[2];
+    cc_finder **finder = &finders[precision == CC_PRECISION_DOUBLE];
+    if (*finder == NULL) {
+        cc_config config;
+        cc_config_init(&config);
+        config.rows = FUZZ_ROWS;
+        config.cols = FUZZ_COLS;
+        config.backend = CC_BACKEND_CPU;
+        config.threads = 1;
+        config.precision = precision;
+        FUZZ_REQUIRE(cc_finder_new(finder, &config, NULL) == CC_OK);
+    }
+    return *finder;
+}
+
 void fuzz_fail(const char *what, const char *file, int line)
 {
     fprintf(stderr, "fuzz: %s:%d: invariant broken: %s\n", file, line, what);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clustercore.h"
+
 struct fuzz_target {
     const char *name;  /* the corpus folder's name */
     const char *reads; /* what the input is, in words */
@@ -45,5 +47,7 @@ void fuzz_npy_round_trip(const uint8_t *data, size_t size);
 
 /* The frame size of the targets that need a finder (pedestal, mask). */
 enum { FUZZ_ROWS = 8, FUZZ_COLS = 16 };
+/* The process's CPU finder of that size and precision, made on first use. */
+cc_finder *fuzz_finder(cc_precision precision);
 
 #endif
