@@ -8,6 +8,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -42,6 +43,15 @@ static void outputTaskC(void *start)
  * Without the finder or an output thread, batches are worked inline. */
 void NDPluginClusterCUDA::startThreads(const char *portName)
 {
+    /* For the tests only: output thread 0 late with every batch, so that
+     * the others would overtake it were the publish turn not awaited. */
+    const char *delay = getenv("NDCLUSTERCUDA_OUTPUT0_DELAY_MS");
+    if (delay != NULL && atof(delay) > 0) {
+        output0Delay_ = atof(delay) / 1000;
+        printf("%s: NDCLUSTERCUDA_OUTPUT0_DELAY_MS: output thread 0 waits "
+               "%g ms before each of its publish turns (a test's hook)\n",
+               portName, output0Delay_ * 1000);
+    }
     if (epicsThreadCreate("NDClusterCUDAPublish", epicsThreadPriorityLow,
                           epicsThreadGetStackSize(epicsThreadStackMedium),
                           publisherTaskC, this) == NULL)
@@ -411,6 +421,8 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
         Batch &batch = batches_[number % batchSlots_];
         awaitBatches(batchFound_[index], [&] { return found_ > number; });
         prepareBatch(batch, accumulators_[index]);
+        if (index == 0 && output0Delay_ > 0)
+            epicsThreadSleep(output0Delay_);
         /* Arrays leave in order: after the batch before. */
         awaitBatches(publishTurn_[index],
                      [&] { return published_ == number; });

@@ -349,6 +349,7 @@ private:
     epicsEvent batchFound_[MAX_OUTPUT_THREADS];  /* wakes output thread i */
     epicsEvent publishTurn_[MAX_OUTPUT_THREADS]; /* its turn to publish */
     bool threadsMissing_;      /* some did not start: batches go inline */
+    double output0Delay_;      /* s, a test's hook (startThreads) */
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
     bool settingsChanged_;     /* a setting changed since the last batch */
     bool spectrumChanged_;     /* spectrum bins or range changed */

@@ -50,7 +50,17 @@ ioc_loopback_ca "T$$:"
 start_ioc() {
     AUTOSAVE_FILES=${autosave:-$work/autosave$1}
     mkdir -p "$AUTOSAVE_FILES" && export AUTOSAVE_FILES
-    launch_ioc "$work/ioc$1.log" || fail "the IOC did not start"
+    ioc_log=$work/ioc$1.log
+    launch_ioc "$ioc_log" || fail "the IOC did not start"
+}
+# ioc_alive: fails, with the end of its output, when the IOC has ended.
+ioc_alive() {
+    [ -z "$pid" ] || kill -0 "$pid" 2>/dev/null && return 0
+    tail -n 5 "$ioc_log" >&2
+    status=0
+    wait "$pid" || status=$?
+    pid=""
+    fail "the IOC ended (exit status $status) while the test waited for it"
 }
 trap 'stop_ioc; rm -rf "$work"' EXIT
 
@@ -62,6 +72,7 @@ getstr() { "$caget" -t -S -w 2 "$1"; }
 wait_for() {
     for _ in $(seq 300); do
         [ "$(get "$1")" = "$2" ] && return 0
+        ioc_alive
         sleep 0.2
     done
     fail "$1 is $(get "$1"), not $2"
@@ -72,6 +83,7 @@ wait_for() {
 caught_up() {
     for _ in $(seq 300); do
         [ "$(get "$1")" = "$(get "$2")" ] && return 0
+        ioc_alive
         sleep 0.2
     done
     fail "$1 is $(get "$1"), $2 $(get "$2")"
