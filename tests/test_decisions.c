@@ -247,6 +247,25 @@ START_TEST(frozen_model)
 }
 END_TEST
 
+/* The same in the next row: Q = (5,6) below P. A row's window sums are
+ * made before its decisions, so only an update leaking into the rows
+ * below (a scan that updates a row once it is decided) shows here. */
+START_TEST(frozen_model_rows_below)
+{
+    flat_set(&flat, 5, 5, 4);
+    flat_set(&flat, 5, 6, 4);
+    for (uint32_t x = 4; x <= 6; x++)
+        flat_set(&flat, x, 7, 3);
+    cc_frame_clusters frame = flat_process(&flat);
+    ck_assert_uint_eq(frame.count, 1);
+    ck_assert_int_eq(find_cluster(&frame, 5, 6), 0);
+    ck_assert_int_eq(frame.values[1], 4);
+    assert_updated(5, 5);
+    frame = flat_process(&flat);
+    ck_assert_uint_eq(frame.count, 0);
+}
+END_TEST
+
 /* The same decisions hold in double precision. */
 START_TEST(double_precision_decisions)
 {
@@ -329,6 +348,7 @@ Suite *suite_decisions(void)
     tcase_add_test(rules, nine_by_nine_windows);
     tcase_add_test(rules, rectangular_windows);
     tcase_add_test(rules, frozen_model);
+    tcase_add_test(rules, frozen_model_rows_below);
     tcase_add_test(rules, double_precision_decisions);
     tcase_add_test(rules, adc_mask_applied_first);
     tcase_add_loop_test(rules, values_round_half_away, 0, 2);
