@@ -4,7 +4,7 @@
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
 # build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
-# sweep, bench. detail keeps Nsight Compute's stall and source reports of
+# sweep, bench, mutations (those of tools/mutate.sh for a GPU). detail keeps Nsight Compute's stall and source reports of
 # the decide kernel in $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
 # STEPS,ROWS,COLS,THREADS ...) at the cluster sizes in $SWEEP_SIZES.
 #
@@ -20,9 +20,11 @@ here=$(cd "${GPU_KIT:-.device}" && pwd)
 OUT=${OUT:-/tmp}
 work=/tmp/ccbuild
 log() { echo "=== $*"; }
-build() {
-    rm -rf $work && mkdir -p $work && cd $work
-    tar xzf $here/ndpluginclustercuda-*.tar.gz
+# build_tarball TARBALL DIR: TARBALL unpacked into DIR (emptied first),
+# configured against the kit and built with tests/unit and tests/gpu.
+build_tarball() {
+    rm -rf "$2" && mkdir -p "$2" && cd "$2"
+    tar xzf "$1"
     cd ndpluginclustercuda-*/
     export PATH=/usr/local/cuda/bin:$PATH
     ./configure -q CHECK_CFLAGS="-I$here/check/include" \
@@ -33,9 +35,47 @@ build() {
     make -j16 -s 2>&1 | grep -E "error|warning" | head -20
     make -j16 -s tests/unit tests/gpu 2>&1 | grep -E "error|warning" | head
 }
+build() { build_tarball $here/ndpluginclustercuda-*.tar.gz $work; }
+# mutations: the kit's mutations/*.tar.gz (tools/mutate.sh): the baseline
+# must pass tests/gpu, each mutation must fail it. Results, one line a
+# mutation (NAME|caught|the failed checks, or NAME|survived|), in
+# $OUT/mutations_gpu.txt.
+mutations() {
+    results=$OUT/mutations_gpu.txt
+    echo "# Planted on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $(date -u +%Y-%m-%d), by tools/gpu_check.sh mutations." >$results
+    names="baseline $(cd $here/mutations && ls *.tar.gz | sed 's/\.tar\.gz$//' | grep -vx baseline)"
+    # Built side by side (each build is mostly one nvcc at a time), then
+    # tested one after the other on the one GPU.
+    for name in $names; do
+        (build_tarball $here/mutations/$name.tar.gz /tmp/ccmut/$name >/tmp/ccmut_$name.build 2>&1) &
+    done
+    wait
+    for name in $names; do
+        program=$(echo /tmp/ccmut/$name/ndpluginclustercuda-*/tests/gpu)
+        if [ ! -x $program ]; then
+            echo "$name|unbuilt|" | tee -a $results; cat /tmp/ccmut_$name.build
+            [ $name = baseline ] && return 1
+            continue
+        fi
+        (cd $(dirname $program)/.. && ./tests/gpu) >$OUT/mutation_$name.log 2>&1
+        rc=$?
+        checks=$(sed -n 's/^[^:]*:[0-9]*:[FE]:\([^:]*\):\([^:]*\):.*/\1:\2/p' $OUT/mutation_$name.log | sort -u | paste -sd ';' - | sed 's/;/, /g')
+        if [ $name = baseline ]; then
+            [ $rc = 0 ] || { echo "the unmutated baseline fails tests/gpu: $checks"; return 1; }
+            echo "baseline: tests/gpu passes"
+        elif [ $rc != 0 ]; then
+            echo "$name|caught|tests/gpu (${checks:-exit status $rc})" | tee -a $results
+        else
+            echo "$name|survived|" | tee -a $results
+        fi
+        rm -rf /tmp/ccmut/$name
+    done
+    ! grep -q '|survived|\||unbuilt|' $results
+}
 for step in "$@"; do
     case $step in
     build) log build; time build ;;
+    mutations) log mutations; time mutations ;;
     check)
         log check; cd $work/ndpluginclustercuda-*
         time make -j4 check 2>&1 | grep -E "^(PASS|FAIL|SKIP|ERROR)|^# " ;
