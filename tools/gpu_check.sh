@@ -97,13 +97,13 @@ for step in "$@"; do
         # $RACECHECK_FRAMES frames a check (default 2), one process per
         # test case at once, each logging to $OUT/racecheck_CASE.log.
         log racecheck; cd $work/ndpluginclustercuda-*
-        for case in full odd cap masked images moves faults; do
+        for case in full odd cap masked images moves rounding faults; do
             CK_RUN_CASE=$case CC_GPU_TEST_FRAMES=${RACECHECK_FRAMES:-2} \
                 compute-sanitizer --tool racecheck --error-exitcode 9 \
                 ./tests/gpu > $OUT/racecheck_$case.log 2>&1 &
         done
         time wait
-        for case in full odd cap masked images moves faults; do
+        for case in full odd cap masked images moves rounding faults; do
             echo "--- racecheck case $case"; grep -E "Checks|RACECHECK|SUMMARY|Error" $OUT/racecheck_$case.log | tail -4
         done ;;
     quickbench)

@@ -54,18 +54,18 @@ for name; do
     done
 done
 
-# The scratch copy: what git tracks or would track, with its times, so
-# that the build in it redoes only what changed. Were a mutation left
-# planted by a run that was stopped, its objects would be newer than the
-# restored sources: the build starts over then.
+# The scratch copy: what git tracks or would track. Only files whose
+# content differs are copied, and they get the time of the copy: so the
+# build redoes what changed since the last run, and what a mutation left
+# (its objects are newer than the restored source a plain copy would
+# give back its old time).
 mkdir -p "$src" "$scratch/gpu"
-if [ -e "$scratch/planted" ]; then
-    say "a run stopped with $(cat "$scratch/planted") planted: building afresh"
-    rm -rf "$build" "$scratch/planted"
-fi
-(cd "$top" && git ls-files -z -co --exclude-standard |
-    xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' copy |
-    tar --null -T - -cf -) | tar -xf - -C "$src"
+(cd "$top" && git ls-files -co --exclude-standard) | while IFS= read -r file; do
+    [ -e "$top/$file" ] && ! cmp -s "$top/$file" "$src/$file" || continue
+    mkdir -p "$(dirname "$src/$file")"
+    rm -f "$src/$file"
+    cp "$top/$file" "$src/$file"
+done
 if [ ! -x "$src/configure" ] || [ "$src/configure.ac" -nt "$src/configure" ]; then
     say "bootstrapping the copy (autoreconf)"
     (cd "$src" && autoreconf -fi >/dev/null 2>&1)
@@ -91,7 +91,7 @@ run_tests() {
             why=$(sed -n 's/^[^:]*:[0-9]*:[FE]:\([^:]*\):\([^:]*\):.*/\1:\2/p' \
                 "$build/$test.log" 2>/dev/null | sort -u | paste -sd ';' - | sed 's/;/, /g')
             [ -n "$why" ] || why=$(sed -n 's/.*FAIL: //p' "$build/$test.log" 2>/dev/null |
-                head -n 1 | cut -c1-100 | tr '|' '/')
+                head -n 1 | sed 's|/[^ ]*/||g' | cut -c1-140 | tr '|' '/')
             [ -n "$why" ] || why=$(tail -n 1 "$build/$test.log" 2>/dev/null | tr '|' '/')
             echo "$test ($why)" ;;
         esac
@@ -128,7 +128,6 @@ for name; do
     tests=$(field "$patch" Tests)
     patch -p1 -s -d "$src" --dry-run <"$patch" >/dev/null 2>&1 ||
         { say "$name: the patch no longer applies: refresh it"; echo "$name|stale|" >>"$results"; status=1; continue; }
-    echo "$name" >"$scratch/planted"
     patch -p1 -s -d "$src" <"$patch"
     if [ "$where" = gpu ]; then
         # Built here too (with nvcc when configure found it): a mutation
@@ -158,7 +157,6 @@ for name; do
         fi
     fi
     patch -p1 -s -R -d "$src" <"$patch"
-    rm -f "$scratch/planted"
 done
 if grep -q '|gpu|' "$results"; then
     make_quietly dist && mv "$build"/ndpluginclustercuda-*.tar.gz "$scratch/gpu/baseline.tar.gz"
