@@ -46,12 +46,11 @@ void NDPluginClusterCUDA::startThreads(const char *portName)
     /* For the tests only: output thread 0 late with every batch, so that
      * the others would overtake it were the publish turn not awaited. */
     const char *delay = getenv("NDCLUSTERCUDA_OUTPUT0_DELAY_MS");
-    if (delay != NULL && atof(delay) > 0) {
-        output0Delay_ = atof(delay) / 1000;
+    output0Delay_ = delay != NULL ? atof(delay) / 1000 : 0;
+    if (output0Delay_ > 0)
         printf("%s: NDCLUSTERCUDA_OUTPUT0_DELAY_MS: output thread 0 waits "
                "%g ms before each of its publish turns (a test's hook)\n",
                portName, output0Delay_ * 1000);
-    }
     if (epicsThreadCreate("NDClusterCUDAPublish", epicsThreadPriorityLow,
                           epicsThreadGetStackSize(epicsThreadStackMedium),
                           publisherTaskC, this) == NULL)

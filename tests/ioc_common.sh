@@ -68,25 +68,25 @@ get() { "$caget" -t -n -w 2 "$1"; }
 put() { "$caput" -c -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
 putstr() { "$caput" -S -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
 getstr() { "$caget" -t -S -w 2 "$1"; }
-# wait_for PV VALUE: until caget PV says VALUE (60 s at most).
-wait_for() {
+# poll COMMAND...: until COMMAND succeeds (60 s at most), failing at once
+# should the IOC end meanwhile.
+poll() {
     for _ in $(seq 300); do
-        [ "$(get "$1")" = "$2" ] && return 0
+        "$@" && return 0
         ioc_alive
         sleep 0.2
     done
-    fail "$1 is $(get "$1"), not $2"
+    return 1
 }
+pv_is() { [ "$(get "$1")" = "$2" ]; }
+pvs_equal() { [ "$(get "$1")" = "$(get "$2")" ]; }
+# wait_for PV VALUE: until caget PV says VALUE.
+wait_for() { poll pv_is "$1" "$2" || fail "$1 is $(get "$1"), not $2"; }
 # caught_up COUNT SOURCE_COUNT: until the array counter COUNT equals
 # SOURCE_COUNT, which is read again each time, since a source can still
-# be delivering when the wait starts (60 s at most).
+# be delivering when the wait starts.
 caught_up() {
-    for _ in $(seq 300); do
-        [ "$(get "$1")" = "$(get "$2")" ] && return 0
-        ioc_alive
-        sleep 0.2
-    done
-    fail "$1 is $(get "$1"), $2 $(get "$2")"
+    poll pvs_equal "$1" "$2" || fail "$1 is $(get "$1"), $2 $(get "$2")"
 }
 # counts_equal PV FILE [DIGITS]: the first lines of PV's array, with
 # DIGITS decimals (default 0), are FILE's lines.

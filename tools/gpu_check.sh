@@ -4,8 +4,9 @@
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
 # build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
-# sweep, bench, mutations (those of tools/mutate.sh for a GPU). detail keeps Nsight Compute's stall and source reports of
-# the decide kernel in $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
+# sweep, bench, mutations (those of tools/mutate.sh for a GPU). detail
+# keeps Nsight Compute's stall and source reports of the decide kernel in
+# $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
 # STEPS,ROWS,COLS,THREADS ...) at the cluster sizes in $SWEEP_SIZES.
 #
 # It reads a kit folder ($GPU_KIT, default .device, git-ignored) holding
@@ -17,6 +18,9 @@
 # Results go to $OUT.
 set -u
 here=$(cd "${GPU_KIT:-.device}" && pwd)
+tools=$(cd "$(dirname "$0")" && pwd)
+# The test cases of tests/gpu, each racechecked in a process of its own.
+gpu_cases="full odd cap masked images moves rounding faults"
 OUT=${OUT:-/tmp}
 work=/tmp/ccbuild
 log() { echo "=== $*"; }
@@ -59,7 +63,7 @@ mutations() {
         fi
         (cd $(dirname $program)/.. && ./tests/gpu) >$OUT/mutation_$name.log 2>&1
         rc=$?
-        checks=$(sed -n 's/^[^:]*:[0-9]*:[FE]:\([^:]*\):\([^:]*\):.*/\1:\2/p' $OUT/mutation_$name.log | sort -u | paste -sd ';' - | sed 's/;/, /g')
+        checks=$($tools/check_failures.sh $OUT/mutation_$name.log)
         if [ $name = baseline ]; then
             [ $rc = 0 ] || { echo "the unmutated baseline fails tests/gpu: $checks"; return 1; }
             echo "baseline: tests/gpu passes"
@@ -97,13 +101,13 @@ for step in "$@"; do
         # $RACECHECK_FRAMES frames a check (default 2), one process per
         # test case at once, each logging to $OUT/racecheck_CASE.log.
         log racecheck; cd $work/ndpluginclustercuda-*
-        for case in full odd cap masked images moves rounding faults; do
+        for case in $gpu_cases; do
             CK_RUN_CASE=$case CC_GPU_TEST_FRAMES=${RACECHECK_FRAMES:-2} \
                 compute-sanitizer --tool racecheck --error-exitcode 9 \
                 ./tests/gpu > $OUT/racecheck_$case.log 2>&1 &
         done
         time wait
-        for case in full odd cap masked images moves rounding faults; do
+        for case in $gpu_cases; do
             echo "--- racecheck case $case"; grep -E "Checks|RACECHECK|SUMMARY|Error" $OUT/racecheck_$case.log | tail -4
         done ;;
     quickbench)

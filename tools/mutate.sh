@@ -88,8 +88,7 @@ run_tests() {
         *)
             # Check's failures (file:line:F:case:test:...), else the
             # script's first "FAIL: why", else how it ended.
-            why=$(sed -n 's/^[^:]*:[0-9]*:[FE]:\([^:]*\):\([^:]*\):.*/\1:\2/p' \
-                "$build/$test.log" 2>/dev/null | sort -u | paste -sd ';' - | sed 's/;/, /g')
+            why=$("$top/tools/check_failures.sh" "$build/$test.log")
             [ -n "$why" ] || why=$(sed -n 's/.*FAIL: //p' "$build/$test.log" 2>/dev/null |
                 head -n 1 | sed 's|/[^ ]*/||g' | cut -c1-140 | tr '|' '/')
             [ -n "$why" ] || why=$(tail -n 1 "$build/$test.log" 2>/dev/null | tr '|' '/')
@@ -148,9 +147,9 @@ for name; do
         if [ -n "$caught" ]; then
             say "$name: caught by $caught"
             echo "$name|caught|$caught" >>"$results"
-        elif [ -n "$(skipped $tests)" ]; then
-            say "$name: NOT TESTED: $(skipped $tests | tr '\n' ' ')skipped"
-            echo "$name|untested|$(skipped $tests | tr '\n' ' ')" >>"$results"; status=1
+        elif untested=$(skipped $tests | tr '\n' ' ') && [ -n "$untested" ]; then
+            say "$name: NOT TESTED: ${untested}skipped"
+            echo "$name|untested|$untested" >>"$results"; status=1
         else
             say "$name: SURVIVED: $tests all passed"
             echo "$name|survived|" >>"$results"; status=1
