@@ -267,6 +267,15 @@ CC_API int cc_finder_take_image(cc_finder *finder, cc_interpolator *into);
 CC_API int cc_finder_pedestal_maps(cc_finder *finder, double *mean,
                                    double *rms);
 
+/* The same maps as NumPy .npy files, little-endian float64 of shape
+ * (rows, cols), either path may be NULL: the noise map a report shows.
+ * Each is written under a temporary name and renamed when complete; on
+ * failure message (CC_MESSAGE_SIZE bytes, may be NULL) says why and
+ * neither file is left. */
+CC_API int cc_finder_write_pedestal_maps(cc_finder *finder,
+                                         const char *mean_path,
+                                         const char *rms_path, char *message);
+
 /* Saves the pedestal (either state) to path, written under a temporary
  * name and renamed when complete. */
 CC_API int cc_finder_save_pedestal(cc_finder *finder, const char *path);

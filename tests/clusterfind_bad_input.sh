@@ -17,7 +17,8 @@ expect() {
     shift 2
     set +e
     "$clusterfind" --output "$work/out/r.clust" --spectrum "$work/out/r.csv" \
-        --hitmap "$work/out/r.npy" "$@" >"$work/stdout" 2>"$work/stderr"
+        --hitmap "$work/out/r.npy" --noise "$work/out/noise.npy" "$@" \
+        >"$work/stdout" 2>"$work/stderr"
     got=$?
     set -e
     [ "$got" -eq "$status" ] ||
@@ -61,13 +62,16 @@ data=$(copy_run nodata)
 rm "$work/nodata/data_d0_f0_0.raw"
 expect 1 "has no complete frames" --pedestal "$dark" --data "$data"
 
+# (The noise map, written when training ends, is removed again when the
+# data run then fails: the case above.)
+
 # A truncated data file: its complete frames are used, the damage said,
 # and the status is 3, not 0.
 data=$(copy_run truncated)
 truncate -s -1000 "$work/truncated/data_d0_f0_0.raw"
 expect 3 "is truncated" --pedestal "$dark" --data "$data"
 grep -q "^frames: *5 " "$work/stdout" || fail "truncated: not 5 frames: $(cat "$work/stdout")"
-for output in r.clust r.csv r.npy; do
+for output in r.clust r.csv r.npy noise.npy; do
     test -s "$work/out/$output" || fail "truncated: $output missing"
 done
 rm -f "$work/out/"*

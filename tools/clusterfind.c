@@ -30,6 +30,8 @@ static void usage(FILE *out)
         "  --spectrum OUT.csv      energy spectrum: low,high,count per bin, then\n"
         "                          underflow and overflow\n"
         "  --hitmap OUT.npy        cluster centres per pixel, uint32 (numpy.load)\n"
+        "  --noise OUT.npy         the pedestal's rms per pixel after training, ADU,\n"
+        "                          float64 (numpy.load)\n"
         "  --cluster-size N|NxM    cluster size, odd, 3..9 (default 3)\n"
         "  --nsigma X              threshold in noise rms (default 5)\n"
         "  --pedestal-frames N     dark frames to train on (default 1000; a shorter\n"
@@ -170,6 +172,8 @@ static int apply(struct options *o, const char *name, const char *value)
         o->spectrum = value;
     else if (strcmp(name, "hitmap") == 0)
         o->hitmap = value;
+    else if (strcmp(name, "noise") == 0)
+        o->noise = value;
     else if (strcmp(name, "cluster-size") == 0) {
         if (!parse_cluster_size(value, &o->size_x, &o->size_y))
             return bad_option(name, value, "give N or NxM");
@@ -325,6 +329,7 @@ int main(int argc, char **argv)
         {"output", required_argument, NULL, 0},
         {"spectrum", required_argument, NULL, 0},
         {"hitmap", required_argument, NULL, 0},
+        {"noise", required_argument, NULL, 0},
         {"cluster-size", required_argument, NULL, 0},
         {"nsigma", required_argument, NULL, 0},
         {"pedestal-frames", required_argument, NULL, 0},

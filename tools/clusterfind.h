@@ -22,6 +22,7 @@ struct options {
     const char *output;    /* .clust */
     const char *spectrum;  /* .csv */
     const char *hitmap;    /* .npy */
+    const char *noise;     /* .npy of the pedestal's rms after training */
     uint32_t size_x, size_y;
     double nsigma;
     uint32_t pedestal_frames;

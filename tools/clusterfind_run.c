@@ -33,6 +33,7 @@ struct job {
     uint16_t *frames;
     uint64_t numbers[BATCH];
     uint64_t frames_trained;
+    bool noise_written;      /* --noise, written after training */
 };
 
 static double now(void)
@@ -99,9 +100,9 @@ static int set_up(struct job *job)
     if (o->output != NULL &&
         cc_clust_writer_new(&job->clust, o->output, message) != CC_OK)
         return fail("%s", message);
-    const char *at_end[] = {o->spectrum, o->hitmap, o->eta_calibrate,
-                            o->image, o->counts};
-    for (int i = 0; i < 5; i++) {
+    const char *at_end[] = {o->spectrum, o->hitmap,  o->eta_calibrate,
+                            o->image,    o->counts,  o->noise};
+    for (int i = 0; i < 6; i++) {
         const char *path = at_end[i];
         /* These are written at the end: check now that they can be. */
         char *directory = path == NULL ? NULL : strdup(path);
@@ -177,6 +178,13 @@ static int train(struct job *job)
         if (cc_finder_finish_training(job->finder) != CC_OK)
             return fail("training: %s", cc_finder_last_error(job->finder));
     }
+    /* The dark run's noise, before the data run's frames move it. */
+    char message[CC_MESSAGE_SIZE];
+    if (o->noise != NULL &&
+        cc_finder_write_pedestal_maps(job->finder, NULL, o->noise, message) !=
+            CC_OK)
+        return fail("%s", message);
+    job->noise_written = o->noise != NULL;
     return 0;
 }
 
@@ -343,9 +351,9 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
     }
     imaging_summary(&job->imaging);
     const char *outputs[] = {o->output,        o->spectrum, o->hitmap,
-                             o->eta_calibrate, o->image,    o->counts,
-                             o->photons};
-    for (int i = 0; i < 7; i++)
+                             o->noise,         o->eta_calibrate,
+                             o->image,         o->counts,   o->photons};
+    for (int i = 0; i < 8; i++)
         if (outputs[i] != NULL)
             printf("wrote:     %s\n", outputs[i]);
 }
@@ -421,6 +429,8 @@ int clusterfind_run(const struct options *options)
         summary(&job, frames, seconds);
     if (status == 0 && input_damaged(&job))
         status = EXIT_INPUT_DAMAGED;
+    if (status == EXIT_RUN_FAILED && job.noise_written)
+        unlink(options->noise); /* a failed run leaves no output */
     clean_up(&job);
     return status;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * result_files.c: the spectrum as CSV and the hit map as a NumPy .npy
- * file, the two forms beamline scientists open directly (a spreadsheet or
- * pandas; numpy.load).
+ * result_files.c: the spectrum as CSV, and the hit map and the pedestal's
+ * maps as NumPy .npy files, the forms beamline scientists open directly
+ * (a spreadsheet or pandas; numpy.load).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -59,4 +61,33 @@ int cc_hitmap_write_npy(const cc_hitmap *hitmap, const char *path,
     const uint64_t shape[2] = {rows, cols};
     return cc__npy_write(path, "'<u4'", 2, shape, cc_hitmap_counts(hitmap),
                          (size_t)rows * cols * sizeof(uint32_t), message);
+}
+
+int cc_finder_write_pedestal_maps(cc_finder *finder, const char *mean_path,
+                                  const char *rms_path, char *message)
+{
+    cc_config config;
+    if (finder == NULL || cc_finder_get_config(finder, &config) != CC_OK)
+        return cc__message(message, CC_EINVAL, "a finder is needed");
+    size_t pixels = (size_t)config.rows * config.cols;
+    double *maps = malloc(2 * pixels * sizeof *maps);
+    if (maps == NULL)
+        return cc__message(message, CC_ENOMEM, "no memory for %zu pixels' maps",
+                           pixels);
+    int rc = cc_finder_pedestal_maps(finder, maps, maps + pixels);
+    if (rc != CC_OK)
+        cc__message(message, rc, "%s", cc_finder_last_error(finder));
+    const uint64_t shape[2] = {config.rows, config.cols};
+    bool mean_written = false;
+    if (rc == CC_OK && mean_path != NULL)
+        mean_written = (rc = cc__npy_write(mean_path, "'<f8'", 2, shape, maps,
+                                           pixels * sizeof *maps, message)) ==
+                       CC_OK;
+    if (rc == CC_OK && rms_path != NULL)
+        rc = cc__npy_write(rms_path, "'<f8'", 2, shape, maps + pixels,
+                           pixels * sizeof *maps, message);
+    if (rc != CC_OK && mean_written)
+        unlink(mean_path);
+    free(maps);
+    return rc;
 }
