@@ -138,7 +138,9 @@ static int set_up(struct job *job)
     if (job->score != NULL && job->imaging.interpolator != NULL)
         cc_truth_score_set_interpolator(job->score, job->imaging.interpolator);
     size_t pixels = (size_t)config.rows * config.cols;
-    job->frames = malloc(BATCH * pixels * sizeof *job->frames);
+    /* Page-locked when a GPU is usable: the CUDA backend copies the batch
+     * straight from it, without a staging copy on the host. */
+    job->frames = cc_host_alloc(BATCH * pixels * sizeof *job->frames);
     if (job->frames == NULL || cc_clusters_new(&job->clusters) != CC_OK ||
         cc_spectrum_new(&job->spectrum, o->energy, o->bins, o->min, o->max) !=
             CC_OK ||
@@ -404,7 +406,7 @@ static void clean_up(struct job *job)
     cc_truth_destroy(job->truth);
     cc_finder_destroy(job->finder);
     cc_simulator_destroy(job->simulator);
-    free(job->frames);
+    cc_host_free(job->frames);
 }
 
 int clusterfind_run(const struct options *options)

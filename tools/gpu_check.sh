@@ -4,7 +4,8 @@
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
 # build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
-# sweep, bench, mutations (those of tools/mutate.sh for a GPU). detail
+# sweep, bench, offline, mutations (those of tools/mutate.sh for a GPU).
+# offline is docs/benchmarks.md's run from disk. detail
 # keeps Nsight Compute's stall and source reports of the decide kernel in
 # $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
 # STEPS,ROWS,COLS,THREADS ...) at the cluster sizes in $SWEEP_SIZES.
@@ -150,5 +151,29 @@ for step in "$@"; do
         kill $smi
         ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 0,8 --batches 16 --frames 256 | tee $OUT/bench_cpu.md
         $query ;;
+    offline)
+        # A run of $OFFLINE_FRAMES (100,000) simulated frames as raw files
+        # on disk ($OFFLINE_DIR), through clusterfind on the GPU and on
+        # every CPU, reading included; beside it what may bound it: the
+        # disk (O_DIRECT), the page cache, the finder from memory at
+        # clusterfind's batch of 32.
+        log offline; cd $work/ndpluginclustercuda-*
+        run=${OFFLINE_DIR:-/var/tmp/ccoffline}
+        rm -rf $run && mkdir -p $run && df -h $run | tail -n 1
+        nproc; grep -m 1 "model name" /proc/cpuinfo
+        time ./examples/simulate_raw $run 1000 ${OFFLINE_FRAMES:-100000} 1
+        du -sh $run && sync
+        data=$(ls $run/data_d0_f*_0.raw)
+        echo "disk, O_DIRECT:"; time (for f in $data; do dd if=$f of=/dev/null bs=16M iflag=direct status=none; done)
+        for pass in 1 2; do echo "page cache, pass $pass:"; time cat $data >/dev/null; done
+        for backend in cuda cpu; do
+            ./tools/clusterfind --backend $backend --threads 0 --pedestal $run/dark_master_0.json \
+                --data $run/data_master_0.json --spectrum $run/$backend.csv 2>/dev/null |
+                grep -E "^(clusterfind|frames|clusters)"
+        done
+        cmp $run/cuda.csv $run/cpu.csv && echo "the same spectrum on both"
+        ./tools/clusterbench --backends cuda,cpu --threads 0 --sizes 3 --inputs pinned,pageable \
+            --batches 32 --frames 256 --repeats 3 --seconds 1 | tee $OUT/bench_offline.md
+        rm -rf $run ;;
     esac
 done
