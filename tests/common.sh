@@ -43,3 +43,32 @@ need_aare() {
         exit 77 ;;
     esac
 }
+
+# need_shared_library: sets library to the build's libclustercore.so, and
+# preload to the sanitizer runtimes that a Python loading it with ctypes
+# must have first in the process (their leak check off: Python's own
+# allocations are not ours); skips, visibly, without the shared library,
+# and under ThreadSanitizer, whose runtime cannot be loaded so late.
+need_shared_library() {
+    library=${builddir:-.}/clusterCore/.libs/libclustercore.so
+    if [ ! -f "$library" ]; then
+        echo "SKIP: no shared library at $library (configured with --disable-shared?)"
+        exit 77
+    fi
+    preload=
+    case "${sanitizers:-no}" in
+    *thread*)
+        echo "SKIP: Python cannot load a ThreadSanitizer library: this runs in the plain and ASan builds"
+        exit 77 ;;
+    *address*|*undefined*)
+        preload=$(ldd "$library" | awk '/lib(asan|ubsan)\.so/ { print $3 }' | tr '\n' ' ')
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+        export ASAN_OPTIONS ;;
+    esac
+}
+
+# run_python ARGS...: $python with need_shared_library's preload.
+run_python() {
+    if [ -n "$preload" ]; then LD_PRELOAD=$preload "$python" "$@"; else "$python" "$@"; fi
+}
+

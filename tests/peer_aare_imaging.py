@@ -15,7 +15,7 @@ What is compared, and why it must agree (aare 2026.9.30's sources):
 
 - η. aare's calculate_eta2 / calculate_full_eta2 / calculate_eta3 on the
   clusters as aare's ClusterFile reads them, and our cc_eta (through
-  ctypes) on the same file, must give the same doubles, bit for bit, for
+  the clustercore package) on the same file, must give the same doubles, bit for bit, for
   every cluster we call interpolable, and the same 2x2 window. aare has no
   notion of an uninterpolable cluster: it leaves η at 0 where a
   denominator is 0, and takes negative denominators and η outside the
@@ -51,7 +51,7 @@ What is compared, and why it must agree (aare 2026.9.30's sources):
   with --energy sum2x2 or sum to match.
 - The image: ours must be the sub-pixel histogram of our positions.
 """
-import ctypes
+import os
 import sys
 
 import numpy as np
@@ -64,16 +64,15 @@ AARE_ETA = {'eta2': aare.calculate_eta2, 'eta2full': aare.calculate_full_eta2,
 AARE_INTERPOLATE = {'eta2': 'interpolate', 'eta2full': 'interpolate_full_eta2',
                     'eta3': 'interpolate_eta3'}
 
-# cc_eta_value: {double x, y; int8_t dx, dy; uint8_t valid;}, 24 bytes.
-ETA_VALUE = np.dtype([('x', '<f8'), ('y', '<f8'), ('dx', 'i1'), ('dy', 'i1'),
-                      ('valid', 'u1')], align=True)
-assert ETA_VALUE.itemsize == 24
 ETA_HEADER = np.dtype([('magic', 'S8'), ('version', '<u4'), ('function', '<u4'),
                        ('bins', '<u4'), ('windowed', '<u4'),
                        ('window_energy', '<u4'), ('counts_crc', '<u4'),
                        ('low', '<f8'), ('high', '<f8'), ('window_low', '<f8'),
                        ('window_high', '<f8'), ('photons', '<u8'),
                        ('outside', '<u8'), ('uninterpolable', '<u8')])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'python'))
+import clustercore  # noqa: E402 (from the source tree)
+
 failures = []
 
 
@@ -84,64 +83,20 @@ def check(ok, what):
 
 
 def read_clust(path, size):
-    """Our .clust file as one structured array, in file order."""
-    record = np.dtype([('x', '<u2'), ('y', '<u2'), ('data', '<i4', size * size)])
-    raw = open(path, 'rb').read()
-    parts, at = [], 0
-    while at < len(raw):
-        _, count = np.frombuffer(raw, '<i4', 2, at)
-        at += 8
-        parts.append(np.frombuffer(raw, record, int(count), at))
-        at += int(count) * record.itemsize
-    return np.concatenate(parts) if parts else np.zeros(0, record)
+    """Our .clust file as one structured array, in file order, each
+    cluster's values flat."""
+    table = clustercore.read_clust(path, size)
+    flat = np.zeros(len(table), [('x', '<u2'), ('y', '<u2'), ('data', '<i4', size * size)])
+    flat['x'], flat['y'] = table['x'], table['y']
+    flat['data'] = table['data'].reshape(len(table), -1)
+    return flat
 
 
-class Ours:
-    """cc_eta of every cluster of a .clust file, through ctypes."""
-
-    def __init__(self, library):
-        lib = self.lib = ctypes.CDLL(library)
-        p, pp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
-        for name, args in (('cc_clusters_new', [pp]),
-                           ('cc_clust_reader_open', [pp, ctypes.c_char_p,
-                                                     ctypes.c_uint32,
-                                                     ctypes.c_uint32, p]),
-                           ('cc_clust_reader_read', [p, ctypes.c_size_t, p, p]),
-                           ('cc_eta', [ctypes.c_int, p, p])):
-            getattr(lib, name).argtypes = args
-            getattr(lib, name).restype = ctypes.c_int
-        for name in ('cc_clusters_total', 'cc_clusters_frame_count'):
-            getattr(lib, name).argtypes = [p]
-            getattr(lib, name).restype = ctypes.c_size_t
-        for name in ('cc_clusters_destroy', 'cc_clust_reader_close'):
-            getattr(lib, name).argtypes = [p]
-            getattr(lib, name).restype = None
-
-    def eta(self, function, path, size):
-        lib, message = self.lib, ctypes.create_string_buffer(256)
-        clusters, reader = ctypes.c_void_p(), ctypes.c_void_p()
-        if lib.cc_clusters_new(ctypes.byref(clusters)) != 0:
-            raise RuntimeError("cc_clusters_new failed")
-        try:
-            if lib.cc_clust_reader_open(ctypes.byref(reader), path.encode(),
-                                        size, size, message) != 0:
-                raise RuntimeError(message.value.decode())
-            parts = []
-            while True:
-                if lib.cc_clust_reader_read(reader, 64, clusters, message) != 0:
-                    raise RuntimeError(message.value.decode())
-                if lib.cc_clusters_frame_count(clusters) == 0:
-                    break
-                eta = np.zeros(lib.cc_clusters_total(clusters), ETA_VALUE)
-                if lib.cc_eta(FUNCTIONS[function], clusters,
-                              eta.ctypes.data_as(ctypes.c_void_p)) != 0:
-                    raise RuntimeError("cc_eta failed")
-                parts.append(eta)
-            return np.concatenate(parts) if parts else np.zeros(0, ETA_VALUE)
-        finally:
-            if reader:
-                lib.cc_clust_reader_close(reader)
-            lib.cc_clusters_destroy(clusters)
+def our_eta(function, path, size):
+    """cc_eta of every cluster of a .clust file."""
+    with clustercore.ClustReader(path, size) as reader:
+        parts = [clustercore.eta(clusters, function) for clusters in reader]
+    return np.concatenate(parts) if parts else np.zeros(0, clustercore.analysis.ETA_DTYPE)
 
 
 def aare_clusters(path, size, mine):
@@ -182,12 +137,12 @@ def predicted_valid(function, size, data, theirs):
     return ok & (q[n, c, c] + q[n, c, side] > 0) & (q[n, c, c] + q[n, above, c] > 0)
 
 
-def compare_eta(function, size, path, ours, mine):
+def compare_eta(function, size, path, mine):
     """Our η against aare's on one file; returns (aare's ClusterVector,
     aare's η, our η)."""
     cv = aare_clusters(path, size, mine)
     theirs = AARE_ETA[function](cv)
-    eta = ours.eta(function, path, size)
+    eta = our_eta(function, path, size)
     check(len(eta) == len(theirs),
           "%d clusters through cc_eta, %d through aare" % (len(eta), len(theirs)))
     if len(eta) != len(theirs):
@@ -247,14 +202,14 @@ def main():
     (library, function, size, cal_clust, cal_eta, run_clust, photons_path,
      image_path, subpixels, max_other, min_within) = sys.argv[1:12]
     size, subpixels = int(size), int(subpixels)
+    os.environ['CLUSTERCORE_LIBRARY'] = library
     max_other, min_within = float(max_other), float(min_within)
-    ours = Ours(library)
     low, high = RANGES[function]
     print("aare %s vs ours, %s at %dx%d:" % (aare.__version__, function, size, size))
 
     # --- the calibration run: η, then the histogram ---------------------
     cal = read_clust(cal_clust, size)
-    _, cal_theirs, cal_eta_ours = compare_eta(function, size, cal_clust, ours, cal)
+    _, cal_theirs, cal_eta_ours = compare_eta(function, size, cal_clust, cal)
     header, h = read_eta_file(cal_eta)
     bins = h.shape[0]
     check(header['function'] == FUNCTIONS[function] and header['low'] == low
@@ -291,7 +246,7 @@ def main():
 
     # --- the imaging run: η, positions, image ----------------------------
     run = read_clust(run_clust, size)
-    cv, theirs, eta = compare_eta(function, size, run_clust, ours, run)
+    cv, theirs, eta = compare_eta(function, size, run_clust, run)
     photons = np.load(photons_path)
     check(len(photons) == len(run), "%d photons for %d clusters"
           % (len(photons), len(run)))

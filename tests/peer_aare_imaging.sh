@@ -12,23 +12,7 @@
 need_aare
 here=$(cd "$(dirname "$0")" && pwd)
 build=${builddir:-.}
-library=$build/clusterCore/.libs/libclustercore.so
-if [ ! -f "$library" ]; then
-    echo "SKIP: no shared library at $library (configured with --disable-shared?)"
-    exit 77
-fi
-# Python loads our library with ctypes: in a sanitizer build its runtimes
-# must come first in the process.
-preload=
-case "${sanitizers:-no}" in
-*address*|*undefined*)
-    preload=$(ldd "$library" | awk '/lib(asan|ubsan)\.so/ { print $3 }' | tr '\n' ' ')
-    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-    export ASAN_OPTIONS ;;
-esac
-run_python() {
-    if [ -n "$preload" ]; then LD_PRELOAD=$preload "$python" "$@"; else "$python" "$@"; fi
-}
+need_shared_library
 frames=300
 subpixels=5
 for eta in eta2 eta2full eta3; do

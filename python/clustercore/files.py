@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Files: MÖNCH raw runs (the slsDetector receiver's format) and aare's
+.clust cluster files. Pedestal, η calibration and mask files belong to
+Finder and EtaCalibration."""
+import ctypes
+import warnings
+
+import numpy
+
+from . import _library as C
+from ._library import check, library
+from .finder import Clusters, cluster_dtype
+
+__all__ = ["RawRun", "RawRunWarning", "RawWriter", "ClustReader", "ClustWriter", "read_clust"]
+
+
+class RawRunWarning(UserWarning):
+    """A raw run was damaged: a data file missing or truncated, or a
+    padded frame. Its complete frames are still read."""
+
+
+def _struct_dict(struct):
+    return {name: getattr(struct, name) for name, _ in type(struct)._fields_}
+
+
+class RawRun(C.Owned):
+    """A raw run opened by its master file NAME_master_I.json: read()
+    returns its complete frames, batch by batch."""
+    destructor = "cc_raw_reader_close"
+
+    def __init__(self, master_path):
+        super().__init__(None)
+        self._handle = C.new_object(self._lib.cc_raw_reader_open, str(master_path).encode())
+        info = C.RawInfo()
+        check(self._lib.cc_raw_reader_info(self.handle, ctypes.byref(info)))
+        self.info = _struct_dict(info)
+        self.shape = (info.rows, info.cols)
+
+    def read(self, max_frames=32):
+        """Up to max_frames frames, (n, rows, cols) uint16, and their
+        numbers from the headers; n is 0 at the end. Damage is skipped and
+        said as a RawRunWarning."""
+        frames = numpy.empty((max_frames,) + self.shape, numpy.uint16)
+        numbers = numpy.empty(max_frames, numpy.uint64)
+        n = ctypes.c_size_t()
+        message = C.message_buffer()
+        check(self._lib.cc_raw_reader_read(self.handle, frames.ctypes.data, numbers.ctypes.data,
+                                           max_frames, ctypes.byref(n), message), message)
+        while True:
+            notice = self._lib.cc_raw_reader_notice(self.handle)
+            if notice is None:
+                break
+            warnings.warn(notice.decode("utf-8", "replace"), RawRunWarning, stacklevel=2)
+        return frames[:n.value], numbers[:n.value]
+
+    def __iter__(self):
+        """(frames, numbers) batches of up to 32 frames to the end."""
+        while True:
+            frames, numbers = self.read()
+            if len(frames) == 0:
+                return
+            yield frames, numbers
+
+    @property
+    def stats(self):
+        stats = C.RawStats()
+        check(self._lib.cc_raw_reader_stats(self.handle, ctypes.byref(stats)))
+        out = _struct_dict(stats)
+        out["padded_by_interface"] = list(stats.padded_by_interface)
+        return out
+
+
+class RawWriter(C.Owned):
+    """Writes a raw run as the receiver does; nothing appears under its
+    names until finish(). A writer closed unfinished leaves nothing."""
+    destructor = "cc_raw_writer_destroy"
+
+    def __init__(self, master_path, rows, cols, max_frames_per_file=1000):
+        super().__init__(None)
+        self._handle = C.new_object(self._lib.cc_raw_writer_new, str(master_path).encode(),
+                                    rows, cols, max_frames_per_file)
+        self.shape = (rows, cols)
+
+    def write(self, frames, frame_numbers):
+        frames = numpy.ascontiguousarray(frames, "<u2")
+        numbers = numpy.ascontiguousarray(frame_numbers, "<u8")
+        if frames.ndim != 3 or frames.shape[1:] != self.shape or numbers.shape != frames.shape[:1]:
+            raise ValueError("frames must be (n, %d, %d) with n frame numbers" % self.shape)
+        message = C.message_buffer()
+        check(self._lib.cc_raw_writer_write(self.handle, frames.ctypes.data, numbers.ctypes.data,
+                                            len(frames), message), message)
+
+    def finish(self):
+        message = C.message_buffer()
+        check(self._lib.cc_raw_writer_finish(self.handle, message), message)
+
+
+class ClustReader(C.Owned):
+    """A .clust file (aare's ClusterFile format) of clusters of one size,
+    which the file does not record: the caller says it."""
+    destructor = "cc_clust_reader_close"
+
+    def __init__(self, path, cluster_size=3):
+        super().__init__(None)
+        x, y = (cluster_size, cluster_size) if isinstance(cluster_size, int) else cluster_size
+        self._handle = C.new_object(self._lib.cc_clust_reader_open, str(path).encode(), x, y)
+
+    def read(self, max_frames=64, into=None):
+        """The next frames' clusters as a Clusters (no frames at the end)."""
+        clusters = into if into is not None else Clusters()
+        message = C.message_buffer()
+        check(self._lib.cc_clust_reader_read(self.handle, max_frames, clusters.handle, message),
+              message)
+        return clusters
+
+    def __iter__(self):
+        while True:
+            clusters = self.read()
+            if clusters.frame_count == 0:
+                return
+            yield clusters
+
+
+def read_clust(path, cluster_size=3):
+    """Every cluster of a .clust file as one array (Clusters.array())."""
+    with ClustReader(path, cluster_size) as reader:
+        parts = [clusters.array() for clusters in reader]
+    x, y = (cluster_size, cluster_size) if isinstance(cluster_size, int) else cluster_size
+    return numpy.concatenate(parts) if parts else numpy.zeros(0, cluster_dtype(x, y))
+
+
+class ClustWriter(C.Owned):
+    """Writes clusters as a .clust file; it appears under its name at
+    finish(), and a writer closed unfinished leaves nothing."""
+    destructor = "cc_clust_writer_destroy"
+
+    def __init__(self, path):
+        super().__init__(None)
+        self._handle = C.new_object(self._lib.cc_clust_writer_new, str(path).encode())
+
+    def write(self, clusters):
+        message = C.message_buffer()
+        check(self._lib.cc_clust_writer_write(self.handle, clusters.handle, message), message)
+
+    def finish(self):
+        message = C.message_buffer()
+        check(self._lib.cc_clust_writer_finish(self.handle, message), message)

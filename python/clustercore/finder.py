@@ -1,0 +1,293 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The finder and its cluster lists: cc_finder and cc_clusters."""
+import ctypes
+
+import numpy
+
+from . import _library as C
+from ._library import check, library
+
+__all__ = ["Finder", "Clusters", "cluster_dtype", "BACKENDS", "PRECISIONS"]
+
+BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+PRECISIONS = {"float": 0, "double": 1}
+_NAMES = {"backend": BACKENDS, "precision": PRECISIONS}
+
+
+def cluster_dtype(size_x, size_y):
+    """The record of one cluster: aare's ClusterVector record (x, y, data)
+    after the number of its frame. data is (size_y, size_x), row-major
+    from the top-left cell, 0 outside the frame. Packed, like aare's."""
+    return numpy.dtype([("frame", "<u8"), ("x", "<u2"), ("y", "<u2"),
+                        ("data", "<i4", (size_y, size_x))])
+
+
+FRAME_DTYPE = numpy.dtype([("frame", "<u8"), ("count", "<u4"), ("dropped", "<u4")])
+
+
+def _as_array(pointer, count, kind):
+    return numpy.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(kind)), (count,))
+
+
+class Clusters(C.Owned):
+    """The clusters of a batch of frames, as the library keeps them; the
+    analysis classes take them as they are. array() copies them out."""
+    destructor = "cc_clusters_destroy"
+
+    def __init__(self):
+        super().__init__(C.new_object(library().cc_clusters_new, message=False))
+
+    def __len__(self):
+        """Clusters stored, over all frames."""
+        return self._lib.cc_clusters_total(self.handle)
+
+    @property
+    def frame_count(self):
+        return self._lib.cc_clusters_frame_count(self.handle)
+
+    def _frames(self):
+        view = C.FrameClusters()
+        for index in range(self.frame_count):
+            check(self._lib.cc_clusters_frame(self.handle, index, ctypes.byref(view)))
+            yield view
+
+    @property
+    def cluster_size(self):
+        """(size_x, size_y), or None while the list holds no frame."""
+        for view in self._frames():
+            return view.size_x, view.size_y
+        return None
+
+    def frames(self):
+        """One record a frame: its number, clusters stored and dropped
+        (found beyond max_clusters)."""
+        out = numpy.zeros(self.frame_count, FRAME_DTYPE)
+        for index, view in enumerate(self._frames()):
+            out[index] = (view.frame_number, view.count, view.dropped)
+        return out
+
+    def array(self):
+        """Every cluster as one structured array of cluster_dtype, frame
+        after frame, in the library's order (row, then column)."""
+        size = self.cluster_size or (3, 3)
+        out = numpy.empty(len(self), cluster_dtype(*size))
+        at = 0
+        for view in self._frames():
+            n = view.count
+            if n == 0:
+                continue
+            part = out[at:at + n]
+            part["frame"] = view.frame_number
+            part["x"] = _as_array(view.x, n, ctypes.c_uint16)
+            part["y"] = _as_array(view.y, n, ctypes.c_uint16)
+            part["data"] = _as_array(view.values, n * size[0] * size[1],
+                                     ctypes.c_int32).reshape(n, size[1], size[0])
+            at += n
+        return out
+
+
+def _frames_argument(frames, rows, cols):
+    """Frames as the library takes them: (pointer, count, keep) for one
+    buffer of back-to-back frames, or (list of pointers, count, keep) when
+    the frames are each contiguous but not together. keep holds what must
+    live through the call. Nothing is copied when the memory allows."""
+    if isinstance(frames, (list, tuple)):
+        parts = [_one_frame(frame, rows, cols) for frame in frames]
+        pointers = (ctypes.c_void_p * len(parts))(*[p.ctypes.data for p in parts])
+        return pointers, len(parts), (parts, pointers), True
+    if not isinstance(frames, numpy.ndarray):
+        raise TypeError("frames must be a numpy array of uint16, not %s" % type(frames).__name__)
+    if frames.dtype != numpy.uint16:
+        raise TypeError("frames must be uint16 (the detector's raw values), not %s" % frames.dtype)
+    if frames.ndim == 2:
+        frames = frames[numpy.newaxis]
+    if frames.ndim != 3 or frames.shape[1:] != (rows, cols):
+        raise ValueError("frames must have shape (n, %d, %d), not %s" % (rows, cols, frames.shape))
+    if frames.dtype.byteorder == ">":
+        frames = frames.astype("<u2")
+    if frames.flags.c_contiguous:
+        return frames.ctypes.data, frames.shape[0], frames, False
+    if frames.strides[1:] == (2 * cols, 2):  # frames apart, each in one piece
+        pointers = (ctypes.c_void_p * frames.shape[0])(
+            *[frames.ctypes.data + k * frames.strides[0] for k in range(frames.shape[0])])
+        return pointers, frames.shape[0], (frames, pointers), True
+    frames = numpy.ascontiguousarray(frames)
+    return frames.ctypes.data, frames.shape[0], frames, False
+
+
+def _one_frame(frame, rows, cols):
+    if not isinstance(frame, numpy.ndarray) or frame.dtype != numpy.uint16:
+        raise TypeError("each frame must be a numpy array of uint16")
+    if frame.shape != (rows, cols):
+        raise ValueError("each frame must have shape (%d, %d), not %s" % (rows, cols, frame.shape))
+    return numpy.ascontiguousarray(frame, "<u2")
+
+
+class Finder(C.Owned):
+    """The photon cluster finder (docs/spec.md): train(dark frames), then
+    process(frames) gives their clusters. Settings are the core's cc_config
+    (docs/library.md); cluster_size is N (N x N) or (Nx, Ny); backend is
+    "auto" (the GPU when one answers), "cpu" or "cuda"; precision "float"
+    or "double"; mask a (rows, cols) array of bad pixels (1 or True)."""
+
+    destructor = "cc_finder_destroy"
+
+    def __init__(self, rows, cols, *, mask=None, **settings):
+        config = C.Config()
+        library().cc_config_init(ctypes.byref(config))
+        config.rows, config.cols = rows, cols
+        _apply(config, settings)
+        super().__init__(C.new_object(library().cc_finder_new, ctypes.byref(config)))
+        self.rows, self.cols = rows, cols
+        if mask is not None:
+            self.set_mask(mask)
+
+    def _check(self, code):
+        check(code, self._lib.cc_finder_last_error(self.handle))
+
+    @property
+    def settings(self):
+        """The configuration in force, as Finder() takes it."""
+        config = C.Config()
+        self._check(self._lib.cc_finder_get_config(self.handle, ctypes.byref(config)))
+        out = {name: getattr(config, name) for name, _ in C.Config._fields_}
+        for key, names in _NAMES.items():
+            out[key] = next(k for k, v in names.items() if v == out[key])
+        out["cluster_size"] = (out.pop("cluster_size_x"), out.pop("cluster_size_y"))
+        return out
+
+    def configure(self, **changes):
+        """Changes settings (see cc_finder_set_config for which keep the
+        pedestal)."""
+        config = C.Config()
+        self._check(self._lib.cc_finder_get_config(self.handle, ctypes.byref(config)))
+        _apply(config, changes)
+        self._check(self._lib.cc_finder_set_config(self.handle, ctypes.byref(config)))
+
+    @property
+    def backend(self):
+        """"cpu" or "cuda": the backend that runs."""
+        code = self._lib.cc_finder_backend(self.handle)
+        return next(k for k, v in BACKENDS.items() if v == code)
+
+    @property
+    def backend_description(self):
+        return self._lib.cc_finder_backend_description(self.handle).decode()
+
+    @property
+    def stats(self):
+        stats = C.FinderStats()
+        self._check(self._lib.cc_finder_get_stats(self.handle, ctypes.byref(stats)))
+        out = {name: getattr(stats, name) for name, _ in C.FinderStats._fields_}
+        out["state"] = ("training", "ready")[out["state"]]
+        return out
+
+    def reset(self):
+        self._lib.cc_finder_reset(self.handle)
+
+    def train(self, dark_frames):
+        """Sums dark frames, (n, rows, cols) uint16, into the pedestal."""
+        frames = _frames_argument(dark_frames, self.rows, self.cols)[2]
+        frames = numpy.ascontiguousarray(
+            numpy.stack(frames[0]) if isinstance(frames, tuple) else frames)
+        self._check(self._lib.cc_finder_train(self.handle, frames.ctypes.data,
+                                               frames.shape[0]))
+
+    def finish_training(self):
+        self._check(self._lib.cc_finder_finish_training(self.handle))
+
+    def process(self, frames, frame_numbers=None, into=None):
+        """The clusters of frames: a (n, rows, cols) uint16 array, or a
+        list of (rows, cols) arrays. frame_numbers (n values) label them;
+        by default they count on from the frames processed. into, a
+        Clusters, is reused when given."""
+        pointer, n, keep, listed = _frames_argument(frames, self.rows, self.cols)
+        numbers = None
+        if frame_numbers is not None:
+            numbers = numpy.ascontiguousarray(frame_numbers, "<u8")
+            if numbers.shape != (n,):
+                raise ValueError("frame_numbers must hold %d numbers, not %s" % (n, numbers.shape))
+        clusters = into if into is not None else Clusters()
+        call = self._lib.cc_finder_process_list if listed else self._lib.cc_finder_process
+        self._check(call(self.handle, pointer,
+                         None if numbers is None else numbers.ctypes.data, n,
+                         clusters.handle))
+        del keep
+        return clusters
+
+    def pedestal_maps(self):
+        """(mean, rms) per pixel in ADU, float64 (rows, cols) each."""
+        mean = numpy.empty((self.rows, self.cols))
+        rms = numpy.empty((self.rows, self.cols))
+        self._check(self._lib.cc_finder_pedestal_maps(self.handle, mean.ctypes.data,
+                                                      rms.ctypes.data))
+        return mean, rms
+
+    @property
+    def mask(self):
+        """The bad pixels in force (user's and automatic), uint8 (rows, cols)."""
+        out = numpy.empty((self.rows, self.cols), numpy.uint8)
+        self._check(self._lib.cc_finder_get_mask(self.handle, out.ctypes.data))
+        return out
+
+    def set_mask(self, mask):
+        """The user's bad pixels, (rows, cols) of 0/1 or bool; None clears."""
+        if mask is None:
+            self._check(self._lib.cc_finder_set_mask(self.handle, None))
+            return
+        mask = numpy.asarray(mask)
+        if mask.shape != (self.rows, self.cols):
+            raise ValueError("the mask must have shape (%d, %d), not %s"
+                             % (self.rows, self.cols, mask.shape))
+        if mask.dtype != numpy.bool_ and mask.dtype.kind not in "iu":
+            raise TypeError("the mask must be bool or integers of 0 and 1, not %s" % mask.dtype)
+        if mask.dtype.kind in "iu" and not numpy.isin(mask, (0, 1)).all():
+            raise ValueError("the mask must hold 0 (good) and 1 (bad) only")
+        mask = numpy.ascontiguousarray(mask, numpy.uint8)
+        self._check(self._lib.cc_finder_set_mask(self.handle, mask.ctypes.data))
+
+    def load_mask(self, path):
+        self._check(self._lib.cc_finder_load_mask(self.handle, _path(path)))
+
+    def save_pedestal(self, path):
+        self._check(self._lib.cc_finder_save_pedestal(self.handle, _path(path)))
+
+    def load_pedestal(self, path):
+        self._check(self._lib.cc_finder_load_pedestal(self.handle, _path(path)))
+
+    def set_interpolator(self, interpolator):
+        """Images every batch processed from now on with a copy of the
+        interpolator's map (on the GPU when CUDA runs); None stops."""
+        self._check(self._lib.cc_finder_set_interpolator(
+            self.handle, None if interpolator is None else interpolator.handle))
+
+    def take_image(self, into):
+        """Adds the photons imaged since the last take into into (an
+        Interpolator of the same image size)."""
+        self._check(self._lib.cc_finder_take_image(self.handle, into.handle))
+
+
+def _path(path):
+    return str(path).encode()
+
+
+def _apply(config, settings):
+    """Sets cc_config fields from Finder()'s keywords."""
+    for key, value in settings.items():
+        if key == "cluster_size":
+            x, y = (value, value) if isinstance(value, int) else value
+            config.cluster_size_x, config.cluster_size_y = x, y
+        elif key in _NAMES:
+            if value not in _NAMES[key]:
+                raise ValueError("%s must be one of %s, not %r"
+                                 % (key, ", ".join(_NAMES[key]), value))
+            setattr(config, key, _NAMES[key][value])
+        elif key in dict(C.Config._fields_) and key not in ("rows", "cols"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError("%s must be a number, not %r" % (key, value))
+            limits = {"adc_mask": 0xFFFF}
+            if isinstance(value, int) and not 0 <= value <= limits.get(key, 0xFFFFFFFF):
+                raise ValueError("%s %d is out of range" % (key, value))
+            setattr(config, key, value)
+        else:
+            raise TypeError("unknown setting %r" % key)

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The finder from Python gives clusterfind's bytes on the same run, takes
+numpy frames as they come, refuses bad input with the library's message,
+and does not leak."""
+import os
+
+import numpy
+import pytest
+
+import clustercore
+from conftest import run
+
+
+def find_like_clusterfind(dark_master, data_master, tmp_path, **settings):
+    """The run through the package: the .clust, spectrum CSV, hit map and
+    noise map that clusterfind writes for the same settings."""
+    dark = clustercore.RawRun(dark_master)
+    frames, _ = dark.read(1000)
+    finder = clustercore.Finder(*dark.shape, pedestal_frames=len(frames), threads=2,
+                                **settings)
+    finder.train(frames)
+    numpy.save(tmp_path / "py_noise.npy", finder.pedestal_maps()[1])
+    size = finder.settings["cluster_size"]
+    writer = clustercore.ClustWriter(tmp_path / "py.clust")
+    spectrum = clustercore.Spectrum(400, 0, 2000)
+    hitmap = clustercore.HitMap(*dark.shape)
+    for batch, numbers in clustercore.RawRun(data_master):
+        clusters = finder.process(batch, numbers)
+        writer.write(clusters)
+        spectrum.add(clusters)
+        hitmap.add(clusters)
+    writer.finish()
+    spectrum.write_csv(tmp_path / "py.csv", spectrum.fit_peak())
+    numpy.save(tmp_path / "py_hitmap.npy", hitmap.counts)
+    return size
+
+
+@pytest.mark.parametrize("size", [3, 5])
+def test_same_bytes_as_clusterfind(raw_run, clusterfind, tmp_path, size):
+    dark, data = raw_run
+    run(clusterfind, "--pedestal", dark, "--data", data, "--pedestal-frames", 1000,
+        "--cluster-size", size, "--output", tmp_path / "cf.clust",
+        "--spectrum", tmp_path / "cf.csv", "--hitmap", tmp_path / "cf_hitmap.npy",
+        "--noise", tmp_path / "cf_noise.npy")
+    find_like_clusterfind(dark, data, tmp_path, cluster_size=size)
+    for ours, theirs in (("py.clust", "cf.clust"), ("py.csv", "cf.csv"),
+                         ("py_hitmap.npy", "cf_hitmap.npy"), ("py_noise.npy", "cf_noise.npy")):
+        assert (tmp_path / ours).read_bytes() == (tmp_path / theirs).read_bytes(), ours
+    table = clustercore.read_clust(tmp_path / "cf.clust", size)
+    assert len(table) > 100
+    assert table.dtype.names == ("frame", "x", "y", "data")
+    assert table["data"].shape[1:] == (size, size)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A simulator, a finder trained on its dark frames, and that
+    pedestal saved, so that each test can start from it."""
+    simulator = clustercore.Simulator(rows=48, cols=64, flux=15, seed=11)
+    finder = clustercore.Finder(48, 64, pedestal_frames=50)
+    finder.train(simulator.dark_frames(50))
+    pedestal = tmp_path_factory.mktemp("pedestal") / "trained.ped"
+    finder.save_pedestal(pedestal)
+    return simulator, finder, pedestal
+
+
+def clusters_of(trained, frames):
+    _, finder, pedestal = trained
+    finder.load_pedestal(pedestal)
+    return finder.process(frames, range(len(frames)) if numpy.ndim(frames[0]) == 2 else None)
+
+
+def test_frames_as_they_come(trained):
+    """Contiguous, strided and listed frames give the same clusters, the
+    strided and listed ones through the list path, without a copy."""
+    frames = trained[0].frames(8)[::2]
+    expected = clusters_of(trained, numpy.ascontiguousarray(frames)).array()
+    assert len(expected) > 0
+    assert numpy.array_equal(clusters_of(trained, frames).array(), expected)
+    assert numpy.array_equal(clusters_of(trained, list(frames)).array(), expected)
+    assert clusters_of(trained, frames[0]).frame_count == 1
+
+
+def test_cluster_records_are_aares(trained):
+    """(frame, x, y, data): aare's ClusterVector record after the frame."""
+    clusters = clusters_of(trained, trained[0].frames(3))
+    table = clusters.array()
+    assert table.dtype.itemsize == 8 + 2 + 2 + 9 * 4
+    assert table.dtype.fields["x"][0] == numpy.dtype("<u2")
+    assert table.dtype.fields["data"][0] == numpy.dtype(("<i4", (3, 3)))
+    per_frame = clusters.frames()
+    assert list(per_frame["frame"]) == [0, 1, 2]
+    assert per_frame["count"].sum() == len(table) == len(clusters)
+    assert numpy.array_equal(numpy.unique(table["frame"]),
+                             per_frame["frame"][per_frame["count"] > 0])
+
+
+def test_bad_input_raises_with_the_reason(trained, tmp_path):
+    simulator, finder, _ = trained
+    frames = simulator.frames(2)
+    with pytest.raises(TypeError, match="uint16"):
+        finder.process(frames.astype(numpy.int32))
+    with pytest.raises(ValueError, match=r"shape \(n, 48, 64\)"):
+        finder.process(frames[:, :40])
+    with pytest.raises(ValueError, match="frame_numbers"):
+        finder.process(frames, [1, 2, 3])
+    with pytest.raises(clustercore.ClusterCoreError, match="odd") as error:
+        clustercore.Finder(48, 64, cluster_size=4)
+    assert error.value.name == "CC_EINVAL" and error.value.code == -1
+    with pytest.raises(ValueError, match="backend must be one of auto, cpu, cuda"):
+        clustercore.Finder(48, 64, backend="gpu")
+    with pytest.raises(TypeError, match="unknown setting"):
+        clustercore.Finder(48, 64, sigma=3)
+    with pytest.raises(ValueError, match="out of range"):
+        clustercore.Finder(48, 64, threads=-1)
+    with pytest.raises(clustercore.ClusterCoreError):
+        finder.load_pedestal(tmp_path / "none.ped")
+    (tmp_path / "bad.ped").write_bytes(b"not a pedestal")
+    with pytest.raises(clustercore.ClusterCoreError) as error:
+        finder.load_pedestal(tmp_path / "bad.ped")
+    assert str(error.value) and error.value.name in ("CC_EFORMAT", "CC_EMISMATCH")
+    untrained = clustercore.Finder(48, 64)
+    with pytest.raises(clustercore.ClusterCoreError) as error:
+        untrained.process(frames)
+    assert error.value.name == "CC_ESTATE"
+    with pytest.raises(ValueError, match="0 \\(good\\) and 1"):
+        untrained.set_mask(numpy.full((48, 64), 2))
+    untrained.close()
+    with pytest.raises(ValueError, match="closed"):
+        untrained.process(frames)
+
+
+def test_a_failed_call_changes_nothing(trained):
+    simulator, finder, pedestal = trained
+    finder.load_pedestal(pedestal)
+    before = finder.stats
+    with pytest.raises(TypeError):
+        finder.process(simulator.frames(2).astype(numpy.float32))
+    assert finder.stats == before
+
+
+def test_mask_keeps_centres_off_bad_pixels(trained):
+    simulator, finder, pedestal = trained
+    frames = simulator.frames(6)
+    hits = clusters_of(trained, frames).array()
+    bad = numpy.zeros((48, 64), bool)
+    bad[hits["y"], hits["x"]] = True
+    finder.load_pedestal(pedestal)  # the mask is part of the pedestal: after it
+    finder.set_mask(bad)
+    try:
+        masked = finder.process(frames).array()
+        assert 0 < len(masked) < len(hits)
+        assert not bad[masked["y"], masked["x"]].any()
+        assert numpy.array_equal(finder.mask, bad.astype(numpy.uint8))
+    finally:
+        finder.set_mask(None)
+    assert not finder.mask.any()
+
+
+def test_settings_round_trip(trained):
+    finder = trained[1]
+    settings = finder.settings
+    assert settings["cluster_size"] == (3, 3) and settings["precision"] == "float"
+    finder.configure(nsigma=6.5)
+    assert finder.settings["nsigma"] == 6.5
+    finder.configure(nsigma=settings["nsigma"])
+    assert finder.backend in ("cpu", "cuda")
+    assert finder.backend_description
+
+
+def memory_in_use():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif("address" in os.environ.get("CLUSTERCORE_SANITIZERS", ""),
+                    reason="AddressSanitizer keeps freed memory in quarantine: "
+                    "the plain build measures this")
+def test_no_leak_over_10000_calls(trained):
+    """Each call makes and frees a cluster list, copies it out, and fails
+    once on bad input: memory after 10,000 calls is memory after 1,000."""
+    simulator, finder, pedestal = trained
+    finder.load_pedestal(pedestal)
+    frames = simulator.frames(1)
+    bad = frames.astype(numpy.int32)
+
+    def calls(n):
+        for _ in range(n):
+            clusters = finder.process(frames)
+            clusters.array()
+            try:
+                finder.process(bad)
+            except TypeError:
+                pass
+
+    calls(1000)
+    before = memory_in_use()
+    calls(9000)
+    grown = memory_in_use() - before
+    assert grown < 1 << 20, "%d bytes more after 9,000 more calls" % grown

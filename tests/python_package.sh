@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# python_package.sh: the clustercore package as a user gets it: a copy of
+# python/ installed with pip into a fresh venv (Debian's numpy, pytest and
+# matplotlib seen through --system-site-packages, nothing downloaded),
+# against this build's libclustercore, then its pytest suite, run from
+# outside the source so that the installed package is what is tested.
+. "$(dirname "$0")/common.sh"
+need_python "numpy pytest venv" "python3-numpy python3-pytest python3-venv"
+need_shared_library
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${builddir:-.}" && pwd)
+# The source tree may be read-only (make distcheck): pip builds in a copy.
+mkdir "$work/src"
+cp -R "$here/../python/pyproject.toml" "$here/../python/setup.py" "$here/../python/README.md" \
+    "$here/../python/clustercore" "$here/../python/tests" "$work/src/"
+"$python" -m venv --system-site-packages "$work/venv" ||
+    { echo "SKIP: $python cannot make a venv (Debian: apt-get install python3-venv)"; exit 77; }
+CLUSTERCORE_LIBRARY=$(cd "$(dirname "$library")" && pwd)/$(basename "$library") \
+    "$work/venv/bin/pip" install -q --no-build-isolation --no-index "$work/src" \
+    >"$work/pip.log" 2>&1 || { cat "$work/pip.log"; fail "pip install failed"; }
+# Installed, it finds the library it was built with, without help.
+python=$work/venv/bin/python
+(cd "$work" && run_python -c 'import clustercore, sys; print(clustercore.library_path())') \
+    >"$work/found.txt" || fail "the installed package does not load its library"
+grep -q "$build/clusterCore/.libs/libclustercore.so" "$work/found.txt" ||
+    fail "the installed package loads $(cat "$work/found.txt"), not this build's library"
+[ -x "$work/venv/bin/clusterfind-plot" ] && [ -x "$work/venv/bin/clusterfind-batch" ] ||
+    fail "pip installed no clusterfind-plot or clusterfind-batch"
+cd "$work"
+CLUSTERCORE_SOURCE=$here/.. CLUSTERCORE_BUILDDIR=$build CLUSTERCORE_SANITIZERS=${sanitizers:-no} \
+    run_python -m pytest -q -p no:cacheprovider -rs "$work/src/tests" || fail "pytest failed"
