@@ -9,7 +9,7 @@ import numpy
 
 from . import _library as C
 from ._library import check, library
-from .finder import Clusters, cluster_dtype
+from .finder import Clusters, _is_uint16, cluster_dtype
 
 __all__ = ["RawRun", "RawRunWarning", "RawWriter", "ClustReader", "ClustWriter", "read_clust"]
 
@@ -82,6 +82,9 @@ class RawWriter(C.Owned):
         self.shape = (rows, cols)
 
     def write(self, frames, frame_numbers):
+        """Appends frames, (n, rows, cols) uint16, numbered frame_numbers."""
+        if not isinstance(frames, numpy.ndarray) or not _is_uint16(frames.dtype):
+            raise TypeError("frames must be a numpy array of uint16")
         frames = numpy.ascontiguousarray(frames, "<u2")
         numbers = numpy.ascontiguousarray(frame_numbers, "<u8")
         if frames.ndim != 3 or frames.shape[1:] != self.shape or numbers.shape != frames.shape[:1]:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The finder and its cluster lists: cc_finder and cc_clusters."""
+import collections
 import ctypes
 
 import numpy
@@ -86,18 +87,22 @@ class Clusters(C.Owned):
         return out
 
 
+FrameArgument = collections.namedtuple("FrameArgument", "pointer count frames listed")
+
+
 def _frames_argument(frames, rows, cols):
-    """Frames as the library takes them: (pointer, count, keep) for one
-    buffer of back-to-back frames, or (list of pointers, count, keep) when
-    the frames are each contiguous but not together. keep holds what must
-    live through the call. Nothing is copied when the memory allows."""
+    """Frames as the library takes them, copied only where the memory
+    does not allow otherwise: one pointer to back-to-back frames (listed
+    False), or an array of one pointer a frame (listed True) when they are
+    each contiguous but not together. frames keeps what the pointers
+    point into alive through the call."""
     if isinstance(frames, (list, tuple)):
         parts = [_one_frame(frame, rows, cols) for frame in frames]
         pointers = (ctypes.c_void_p * len(parts))(*[p.ctypes.data for p in parts])
-        return pointers, len(parts), (parts, pointers), True
+        return FrameArgument(pointers, len(parts), parts, True)
     if not isinstance(frames, numpy.ndarray):
         raise TypeError("frames must be a numpy array of uint16, not %s" % type(frames).__name__)
-    if frames.dtype != numpy.uint16:
+    if not _is_uint16(frames.dtype):
         raise TypeError("frames must be uint16 (the detector's raw values), not %s" % frames.dtype)
     if frames.ndim == 2:
         frames = frames[numpy.newaxis]
@@ -106,17 +111,21 @@ def _frames_argument(frames, rows, cols):
     if frames.dtype.byteorder == ">":
         frames = frames.astype("<u2")
     if frames.flags.c_contiguous:
-        return frames.ctypes.data, frames.shape[0], frames, False
+        return FrameArgument(frames.ctypes.data, frames.shape[0], frames, False)
     if frames.strides[1:] == (2 * cols, 2):  # frames apart, each in one piece
         pointers = (ctypes.c_void_p * frames.shape[0])(
             *[frames.ctypes.data + k * frames.strides[0] for k in range(frames.shape[0])])
-        return pointers, frames.shape[0], (frames, pointers), True
+        return FrameArgument(pointers, frames.shape[0], frames, True)
     frames = numpy.ascontiguousarray(frames)
-    return frames.ctypes.data, frames.shape[0], frames, False
+    return FrameArgument(frames.ctypes.data, frames.shape[0], frames, False)
+
+
+def _is_uint16(dtype):
+    return dtype.kind == "u" and dtype.itemsize == 2  # either byte order
 
 
 def _one_frame(frame, rows, cols):
-    if not isinstance(frame, numpy.ndarray) or frame.dtype != numpy.uint16:
+    if not isinstance(frame, numpy.ndarray) or not _is_uint16(frame.dtype):
         raise TypeError("each frame must be a numpy array of uint16")
     if frame.shape != (rows, cols):
         raise ValueError("each frame must have shape (%d, %d), not %s" % (rows, cols, frame.shape))
@@ -187,9 +196,9 @@ class Finder(C.Owned):
 
     def train(self, dark_frames):
         """Sums dark frames, (n, rows, cols) uint16, into the pedestal."""
-        frames = _frames_argument(dark_frames, self.rows, self.cols)[2]
-        frames = numpy.ascontiguousarray(
-            numpy.stack(frames[0]) if isinstance(frames, tuple) else frames)
+        given = _frames_argument(dark_frames, self.rows, self.cols)
+        # Training takes one buffer: listed frames are gathered into one.
+        frames = numpy.stack(given.frames) if given.listed else given.frames
         self._check(self._lib.cc_finder_train(self.handle, frames.ctypes.data,
                                                frames.shape[0]))
 
@@ -201,18 +210,18 @@ class Finder(C.Owned):
         list of (rows, cols) arrays. frame_numbers (n values) label them;
         by default they count on from the frames processed. into, a
         Clusters, is reused when given."""
-        pointer, n, keep, listed = _frames_argument(frames, self.rows, self.cols)
+        given = _frames_argument(frames, self.rows, self.cols)
+        n = given.count
         numbers = None
         if frame_numbers is not None:
             numbers = numpy.ascontiguousarray(frame_numbers, "<u8")
             if numbers.shape != (n,):
                 raise ValueError("frame_numbers must hold %d numbers, not %s" % (n, numbers.shape))
         clusters = into if into is not None else Clusters()
-        call = self._lib.cc_finder_process_list if listed else self._lib.cc_finder_process
-        self._check(call(self.handle, pointer,
+        call = self._lib.cc_finder_process_list if given.listed else self._lib.cc_finder_process
+        self._check(call(self.handle, given.pointer,
                          None if numbers is None else numbers.ctypes.data, n,
                          clusters.handle))
-        del keep
         return clusters
 
     def pedestal_maps(self):

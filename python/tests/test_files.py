@@ -51,6 +51,10 @@ def test_raw_writer_round_trip_and_nothing_left_unfinished(tmp_path):
     assert numpy.array_equal(back, frames) and list(numbers) == [7, 8, 9]
     with clustercore.RawWriter(tmp_path / "u_master_0.json", 4, 6) as writer:
         writer.write(frames, [1, 2, 3])
+        with pytest.raises(TypeError, match="uint16"):
+            writer.write(frames.astype(numpy.float32), [4, 5, 6])
+        with pytest.raises(ValueError, match="frame numbers"):
+            writer.write(frames, [4, 5])
     assert not [name for name in os.listdir(tmp_path) if name.startswith("u_")]
 
 

@@ -81,6 +81,20 @@ def test_frames_as_they_come(trained):
     assert clusters_of(trained, frames[0]).frame_count == 1
 
 
+def test_training_takes_the_same_layouts():
+    simulator = clustercore.Simulator(rows=16, cols=24, seed=5)
+    dark = simulator.dark_frames(20)
+    wide = numpy.zeros((40, 16, 24), numpy.uint16)
+    wide[::2] = dark
+    maps = []
+    for frames in (dark, wide[::2], list(dark), dark.astype(">u2")):
+        finder = clustercore.Finder(16, 24, pedestal_frames=20)
+        finder.train(frames)
+        assert finder.stats["state"] == "ready"
+        maps.append(numpy.concatenate(finder.pedestal_maps()))
+    assert all(numpy.array_equal(m, maps[0]) for m in maps)
+
+
 def test_cluster_records_are_aares(trained):
     """(frame, x, y, data): aare's ClusterVector record after the frame."""
     clusters = clusters_of(trained, trained[0].frames(3))
