@@ -112,6 +112,20 @@ int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters,
 /* Appends frame src_frame of src to the last frame of dst, under the cap. */
 int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
                         size_t src_frame, uint32_t max_clusters);
+/* Where one list's clusters of a frame go in another. */
+struct cc__placement {
+    size_t at;      /* dst's index of the first */
+    uint32_t count; /* those kept under the cap */
+};
+/* The first half of cc__clusters_append: makes room and counts, copies
+ * nothing. cc__clusters_copy_placed does the copy, on any thread, once
+ * every placement into dst is made (until then dst's arrays may move). */
+int cc__clusters_place(cc_clusters *dst, const cc_clusters *src,
+                       size_t src_frame, uint32_t max_clusters,
+                       struct cc__placement *placement);
+void cc__clusters_copy_placed(cc_clusters *dst, const cc_clusters *src,
+                              size_t src_frame,
+                              const struct cc__placement *placement);
 
 /* ---- pedestal state (pedestal.c) ---- */
 

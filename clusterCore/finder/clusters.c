@@ -197,8 +197,9 @@ int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters,
     return CC_OK;
 }
 
-int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
-                        size_t src_frame, uint32_t max_clusters)
+int cc__clusters_place(cc_clusters *dst, const cc_clusters *src,
+                       size_t src_frame, uint32_t max_clusters,
+                       struct cc__placement *placement)
 {
     struct cc__frame_entry *frame = &dst->frames[dst->n_frames - 1];
     const struct cc__frame_entry *from = &src->frames[src_frame];
@@ -209,18 +210,35 @@ int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
     int rc = cc__clusters_reserve(dst, dst->n_clusters + take);
     if (rc != CC_OK)
         return rc;
-    size_t cells = (size_t)dst->size_x * dst->size_y;
-    if (take > 0) { /* the arrays may still be NULL otherwise */
-        memcpy(dst->x + dst->n_clusters, src->x + from->first,
-               take * sizeof *dst->x);
-        memcpy(dst->y + dst->n_clusters, src->y + from->first,
-               take * sizeof *dst->y);
-        memcpy(dst->values + dst->n_clusters * cells,
-               src->values + from->first * cells,
-               take * cells * sizeof *dst->values);
-    }
+    *placement = (struct cc__placement){.at = dst->n_clusters, .count = take};
     dst->n_clusters += take;
     frame->count += take;
     frame->dropped += from->dropped + (from->count - take);
     return CC_OK;
+}
+
+void cc__clusters_copy_placed(cc_clusters *dst, const cc_clusters *src,
+                              size_t src_frame,
+                              const struct cc__placement *placement)
+{
+    if (placement->count == 0)
+        return; /* the arrays may still be NULL */
+    size_t first = src->frames[src_frame].first;
+    size_t cells = (size_t)dst->size_x * dst->size_y;
+    memcpy(dst->x + placement->at, src->x + first,
+           placement->count * sizeof *dst->x);
+    memcpy(dst->y + placement->at, src->y + first,
+           placement->count * sizeof *dst->y);
+    memcpy(dst->values + placement->at * cells, src->values + first * cells,
+           placement->count * cells * sizeof *dst->values);
+}
+
+int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
+                        size_t src_frame, uint32_t max_clusters)
+{
+    struct cc__placement placement;
+    int rc = cc__clusters_place(dst, src, src_frame, max_clusters, &placement);
+    if (rc == CC_OK)
+        cc__clusters_copy_placed(dst, src, src_frame, &placement);
+    return rc;
 }

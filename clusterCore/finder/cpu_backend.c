@@ -3,7 +3,8 @@
  * cpu_backend.c: runs batches of frames on the CPU. Each worker thread
  * decides a fixed band of rows; the threads meet at a barrier after every
  * frame, because frame k+1's windows read the state that neighbouring bands
- * wrote for frame k.
+ * wrote for frame k. Their clusters are joined after the batch, each worker
+ * copying its own into place.
  *
  * Frame k reads one copy of the state and writes a second (all pixels,
  * updated or not), and frame k+1 writes a third; the committed state is
@@ -23,6 +24,8 @@ struct cc__cpu {
     struct cc__worker *workers;
     cc_clusters **scratch; /* per worker, when several share a frame */
     void *state[2][2];     /* [copy][s or s2] written by alternate frames */
+    struct cc__placement *places; /* [frame][thread]: the merge's */
+    size_t places_capacity;
     int (*process_rows)(const struct cc__frame_job *, struct cc__worker *);
 };
 
@@ -47,6 +50,7 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
     }
     free(cpu->workers);
     free(cpu->scratch);
+    free(cpu->places);
     for (int copy = 0; copy < 2; copy++) {
         free(cpu->state[copy][0]);
         free(cpu->state[copy][1]);
@@ -182,18 +186,48 @@ static void run_batch(void *context, unsigned thread)
     }
 }
 
-/* Joins the workers' lists frame by frame in row order, under the cap. */
+struct merge {
+    struct cc__cpu *cpu;
+    cc_clusters *out;
+    size_t n_frames;
+};
+
+/* Each worker copies its own clusters, still in its cache, into place. */
+static void copy_own(void *context, unsigned thread)
+{
+    const struct merge *merge = context;
+    const struct cc__cpu *cpu = merge->cpu;
+    for (size_t k = 0; k < merge->n_frames; k++)
+        cc__clusters_copy_placed(merge->out, cpu->scratch[thread], k,
+                                 &cpu->places[k * cpu->threads + thread]);
+}
+
+/* Joins the workers' lists frame by frame in row order, under the cap:
+ * where every cluster goes is worked out in one pass (a few numbers per
+ * frame and worker), then the workers copy in parallel. */
 static int merge_scratch(struct cc__cpu *cpu, const struct batch *batch,
                          cc_clusters *out)
 {
+    size_t needed = batch->n_frames * cpu->threads;
+    if (needed > cpu->places_capacity) {
+        struct cc__placement *places =
+            realloc(cpu->places, needed * sizeof *places);
+        if (places == NULL)
+            return CC_ENOMEM;
+        cpu->places = places;
+        cpu->places_capacity = needed;
+    }
     for (size_t k = 0; k < batch->n_frames; k++) {
         int rc = cc__clusters_begin_frame(out, cpu->scratch[0]->frames[k].number);
         for (unsigned t = 0; t < cpu->threads && rc == CC_OK; t++)
-            rc = cc__clusters_append(out, cpu->scratch[t], k,
-                                     batch->job.max_clusters);
+            rc = cc__clusters_place(out, cpu->scratch[t], k,
+                                    batch->job.max_clusters,
+                                    &cpu->places[k * cpu->threads + t]);
         if (rc != CC_OK)
             return rc;
     }
+    struct merge merge = {.cpu = cpu, .out = out, .n_frames = batch->n_frames};
+    cc__pool_run(cpu->pool, copy_own, &merge);
     return CC_OK;
 }
 
