@@ -71,4 +71,3 @@ need_shared_library() {
 run_python() {
     if [ -n "$preload" ]; then LD_PRELOAD=$preload "$python" "$@"; else "$python" "$@"; fi
 }
-

@@ -319,8 +319,11 @@ def library():
     return _lib
 
 
-def message_buffer():
-    return ctypes.create_string_buffer(MESSAGE_SIZE)
+def call(function, *arguments):
+    """Calls a function whose last argument is the message buffer, and
+    raises with its sentence when it fails."""
+    buffer = ctypes.create_string_buffer(MESSAGE_SIZE)
+    check(function(*arguments, buffer), buffer)
 
 
 def check(code, message=None):
@@ -340,11 +343,27 @@ def new_object(constructor, *arguments, message=True):
     object's pointer, or raises with the library's sentence."""
     handle = c_void_p()
     if message:
-        buffer = message_buffer()
-        check(constructor(ctypes.byref(handle), *arguments, buffer), buffer)
+        call(constructor, ctypes.byref(handle), *arguments)
     else:
         check(constructor(ctypes.byref(handle), *arguments))
     return handle
+
+
+def code_of(table, what, value):
+    """The C value of a name of table ({"cpu": 1, ...}), or ValueError."""
+    if value not in table:
+        raise ValueError("%s must be one of %s, not %r" % (what, ", ".join(table), value))
+    return table[value]
+
+
+def name_of(table, code):
+    """The name of a C value of table."""
+    return next(name for name, value in table.items() if value == code)
+
+
+def as_dict(struct):
+    """A ctypes struct's fields as a dict."""
+    return {name: getattr(struct, name) for name, _ in type(struct)._fields_}
 
 
 class Owned:

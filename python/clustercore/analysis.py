@@ -27,12 +27,6 @@ Peak = collections.namedtuple("Peak", [name for name, _ in C.Peak._fields_])
 Peak.__doc__ = "A fitted line (cc_peak): position, sigma, fwhm in ADU, ..."
 
 
-def _code(table, what, value):
-    if value not in table:
-        raise ValueError("%s must be one of %s, not %r" % (what, ", ".join(table), value))
-    return table[value]
-
-
 class EnergyWindow(collections.namedtuple("EnergyWindow", "low high energy")):
     """The photons: clusters whose energy ("sum" or "sum2x2") lies in
     [low, high) ADU."""
@@ -41,9 +35,8 @@ class EnergyWindow(collections.namedtuple("EnergyWindow", "low high energy")):
         return super().__new__(cls, float(low), float(high), energy)
 
     def c_struct(self):
-        window = C.EnergyWindow(_code(ENERGIES, "energy", self.energy), self.low, self.high)
-        message = C.message_buffer()
-        check(library().cc_energy_window_check(ctypes.byref(window), message), message)
+        window = C.EnergyWindow(C.code_of(ENERGIES, "energy", self.energy), self.low, self.high)
+        C.call(library().cc_energy_window_check, ctypes.byref(window))
         return window
 
 
@@ -67,10 +60,9 @@ class Spectrum(C.Owned):
     destructor = "cc_spectrum_destroy"
 
     def __init__(self, bins=400, min=0.0, max=2000.0, energy="sum"):
-        super().__init__(None)
-        self._handle = C.new_object(self._lib.cc_spectrum_new,
-                                    _code(ENERGIES, "energy", energy), bins, min, max,
-                                    message=False)
+        super().__init__(C.new_object(library().cc_spectrum_new,
+                                      C.code_of(ENERGIES, "energy", energy), bins, min, max,
+                                      message=False))
 
     def add(self, clusters):
         check(self._lib.cc_spectrum_add(self.handle, clusters.handle))
@@ -106,10 +98,8 @@ class Spectrum(C.Owned):
 
     def write_csv(self, path, peak=None):
         """clusterfind's spectrum CSV, with the fitted line when given."""
-        message = C.message_buffer()
         c_peak = None if peak is None else ctypes.byref(C.Peak(*peak))
-        check(self._lib.cc_spectrum_write_csv(self.handle, c_peak, str(path).encode(),
-                                              message), message)
+        C.call(self._lib.cc_spectrum_write_csv, self.handle, c_peak, str(path).encode())
 
 
 def _peak(code, peak):
@@ -135,8 +125,7 @@ class HitMap(C.Owned):
     destructor = "cc_hitmap_destroy"
 
     def __init__(self, rows, cols, window=None):
-        super().__init__(None)
-        self._handle = C.new_object(self._lib.cc_hitmap_new, rows, cols, message=False)
+        super().__init__(C.new_object(library().cc_hitmap_new, rows, cols, message=False))
         self.shape = (rows, cols)
         if window is not None:
             check(self._lib.cc_hitmap_set_window(self.handle, _window_pointer(window)))
@@ -160,7 +149,7 @@ class HitMap(C.Owned):
 
 def eta_range(function="eta2"):
     low, high = ctypes.c_double(), ctypes.c_double()
-    check(library().cc_eta_range(_code(ETA_FUNCTIONS, "function", function),
+    check(library().cc_eta_range(C.code_of(ETA_FUNCTIONS, "function", function),
                                  ctypes.byref(low), ctypes.byref(high)))
     return low.value, high.value
 
@@ -169,7 +158,7 @@ def eta(clusters, function="eta2"):
     """The η of every cluster, one ETA_DTYPE record each (x, y, dx, dy,
     valid), in the order of Clusters.array()."""
     out = numpy.zeros(len(clusters), ETA_DTYPE)
-    check(library().cc_eta(_code(ETA_FUNCTIONS, "function", function), clusters.handle,
+    check(library().cc_eta(C.code_of(ETA_FUNCTIONS, "function", function), clusters.handle,
                            out.ctypes.data))
     return out
 
@@ -180,13 +169,11 @@ class EtaCalibration(C.Owned):
     destructor = "cc_eta_calibration_destroy"
 
     def __init__(self, function="eta2", bins=100, window=None, _handle=None):
-        super().__init__(None)
-        if _handle is not None:
-            self._handle = _handle
-            return
-        self._handle = C.new_object(self._lib.cc_eta_calibration_new,
-                                    _code(ETA_FUNCTIONS, "function", function), bins,
-                                    _window_pointer(window))
+        if _handle is None:
+            _handle = C.new_object(library().cc_eta_calibration_new,
+                                   C.code_of(ETA_FUNCTIONS, "function", function), bins,
+                                   _window_pointer(window))
+        super().__init__(_handle)
 
     @classmethod
     def read(cls, path):
@@ -194,9 +181,7 @@ class EtaCalibration(C.Owned):
         return cls(_handle=C.new_object(library().cc_eta_calibration_read, str(path).encode()))
 
     def save(self, path):
-        message = C.message_buffer()
-        check(self._lib.cc_eta_calibration_save(self.handle, str(path).encode(), message),
-              message)
+        C.call(self._lib.cc_eta_calibration_save, self.handle, str(path).encode())
 
     def add(self, clusters):
         check(self._lib.cc_eta_calibration_add(self.handle, clusters.handle))
@@ -212,10 +197,10 @@ class EtaCalibration(C.Owned):
         info = C.EtaCalibrationInfo()
         check(self._lib.cc_eta_calibration_info_get(self.handle, ctypes.byref(info)))
         window = info.window
-        return {"function": next(k for k, v in ETA_FUNCTIONS.items() if v == info.function),
+        return {"function": C.name_of(ETA_FUNCTIONS, info.function),
                 "bins": info.bins, "range": (info.low, info.high),
                 "window": EnergyWindow(window.low, window.high,
-                                       next(k for k, v in ENERGIES.items() if v == window.energy))
+                                       C.name_of(ENERGIES, window.energy))
                 if info.windowed else None,
                 "photons": info.photons, "outside": info.outside,
                 "uninterpolable": info.uninterpolable}
@@ -233,9 +218,8 @@ class Interpolator(C.Owned):
     destructor = "cc_interpolator_destroy"
 
     def __init__(self, calibration, rows, cols, subpixels=5, window=None):
-        super().__init__(None)
-        self._handle = C.new_object(self._lib.cc_interpolator_new, calibration.handle,
-                                    _window_pointer(window), rows, cols, subpixels)
+        super().__init__(C.new_object(library().cc_interpolator_new, calibration.handle,
+                                      _window_pointer(window), rows, cols, subpixels))
         self.shape = (rows * subpixels, cols * subpixels)
 
     def positions(self, clusters):
@@ -265,7 +249,7 @@ class Interpolator(C.Owned):
     def stats(self):
         stats = C.ImageStats()
         check(self._lib.cc_interpolator_stats(self.handle, ctypes.byref(stats)))
-        return {name: getattr(stats, name) for name, _ in C.ImageStats._fields_}
+        return C.as_dict(stats)
 
     def flatness(self):
         """χ²/dof of the image folded into one pixel, or None (S = 1 or
@@ -278,6 +262,4 @@ class Interpolator(C.Owned):
         return chi2.value
 
     def write_npy(self, path):
-        message = C.message_buffer()
-        check(self._lib.cc_interpolator_write_npy(self.handle, str(path).encode(), message),
-              message)
+        C.call(self._lib.cc_interpolator_write_npy, self.handle, str(path).encode())

@@ -92,7 +92,7 @@ def run_files(beamtime):
 
 
 def _write_json(path, value):
-    outputs._write_atomically(path, lambda f: f.write(
+    outputs.write_atomically(path, lambda f: f.write(
         (json.dumps(value, indent=2, sort_keys=True) + "\n").encode()))
 
 

@@ -19,21 +19,16 @@ class RawRunWarning(UserWarning):
     padded frame. Its complete frames are still read."""
 
 
-def _struct_dict(struct):
-    return {name: getattr(struct, name) for name, _ in type(struct)._fields_}
-
-
 class RawRun(C.Owned):
     """A raw run opened by its master file NAME_master_I.json: read()
     returns its complete frames, batch by batch."""
     destructor = "cc_raw_reader_close"
 
     def __init__(self, master_path):
-        super().__init__(None)
-        self._handle = C.new_object(self._lib.cc_raw_reader_open, str(master_path).encode())
+        super().__init__(C.new_object(library().cc_raw_reader_open, str(master_path).encode()))
         info = C.RawInfo()
         check(self._lib.cc_raw_reader_info(self.handle, ctypes.byref(info)))
-        self.info = _struct_dict(info)
+        self.info = C.as_dict(info)
         self.shape = (info.rows, info.cols)
 
     def read(self, max_frames=32):
@@ -43,9 +38,8 @@ class RawRun(C.Owned):
         frames = numpy.empty((max_frames,) + self.shape, numpy.uint16)
         numbers = numpy.empty(max_frames, numpy.uint64)
         n = ctypes.c_size_t()
-        message = C.message_buffer()
-        check(self._lib.cc_raw_reader_read(self.handle, frames.ctypes.data, numbers.ctypes.data,
-                                           max_frames, ctypes.byref(n), message), message)
+        C.call(self._lib.cc_raw_reader_read, self.handle, frames.ctypes.data,
+               numbers.ctypes.data, max_frames, ctypes.byref(n))
         while True:
             notice = self._lib.cc_raw_reader_notice(self.handle)
             if notice is None:
@@ -65,7 +59,7 @@ class RawRun(C.Owned):
     def stats(self):
         stats = C.RawStats()
         check(self._lib.cc_raw_reader_stats(self.handle, ctypes.byref(stats)))
-        out = _struct_dict(stats)
+        out = C.as_dict(stats)
         out["padded_by_interface"] = list(stats.padded_by_interface)
         return out
 
@@ -76,9 +70,8 @@ class RawWriter(C.Owned):
     destructor = "cc_raw_writer_destroy"
 
     def __init__(self, master_path, rows, cols, max_frames_per_file=1000):
-        super().__init__(None)
-        self._handle = C.new_object(self._lib.cc_raw_writer_new, str(master_path).encode(),
-                                    rows, cols, max_frames_per_file)
+        super().__init__(C.new_object(library().cc_raw_writer_new, str(master_path).encode(),
+                                      rows, cols, max_frames_per_file))
         self.shape = (rows, cols)
 
     def write(self, frames, frame_numbers):
@@ -89,13 +82,11 @@ class RawWriter(C.Owned):
         numbers = numpy.ascontiguousarray(frame_numbers, "<u8")
         if frames.ndim != 3 or frames.shape[1:] != self.shape or numbers.shape != frames.shape[:1]:
             raise ValueError("frames must be (n, %d, %d) with n frame numbers" % self.shape)
-        message = C.message_buffer()
-        check(self._lib.cc_raw_writer_write(self.handle, frames.ctypes.data, numbers.ctypes.data,
-                                            len(frames), message), message)
+        C.call(self._lib.cc_raw_writer_write, self.handle, frames.ctypes.data,
+               numbers.ctypes.data, len(frames))
 
     def finish(self):
-        message = C.message_buffer()
-        check(self._lib.cc_raw_writer_finish(self.handle, message), message)
+        C.call(self._lib.cc_raw_writer_finish, self.handle)
 
 
 class ClustReader(C.Owned):
@@ -104,16 +95,13 @@ class ClustReader(C.Owned):
     destructor = "cc_clust_reader_close"
 
     def __init__(self, path, cluster_size=3):
-        super().__init__(None)
         x, y = (cluster_size, cluster_size) if isinstance(cluster_size, int) else cluster_size
-        self._handle = C.new_object(self._lib.cc_clust_reader_open, str(path).encode(), x, y)
+        super().__init__(C.new_object(library().cc_clust_reader_open, str(path).encode(), x, y))
 
     def read(self, max_frames=64, into=None):
         """The next frames' clusters as a Clusters (no frames at the end)."""
         clusters = into if into is not None else Clusters()
-        message = C.message_buffer()
-        check(self._lib.cc_clust_reader_read(self.handle, max_frames, clusters.handle, message),
-              message)
+        C.call(self._lib.cc_clust_reader_read, self.handle, max_frames, clusters.handle)
         return clusters
 
     def __iter__(self):
@@ -138,13 +126,10 @@ class ClustWriter(C.Owned):
     destructor = "cc_clust_writer_destroy"
 
     def __init__(self, path):
-        super().__init__(None)
-        self._handle = C.new_object(self._lib.cc_clust_writer_new, str(path).encode())
+        super().__init__(C.new_object(library().cc_clust_writer_new, str(path).encode()))
 
     def write(self, clusters):
-        message = C.message_buffer()
-        check(self._lib.cc_clust_writer_write(self.handle, clusters.handle, message), message)
+        C.call(self._lib.cc_clust_writer_write, self.handle, clusters.handle)
 
     def finish(self):
-        message = C.message_buffer()
-        check(self._lib.cc_clust_writer_finish(self.handle, message), message)
+        C.call(self._lib.cc_clust_writer_finish, self.handle)

@@ -159,9 +159,9 @@ class Finder(C.Owned):
         """The configuration in force, as Finder() takes it."""
         config = C.Config()
         self._check(self._lib.cc_finder_get_config(self.handle, ctypes.byref(config)))
-        out = {name: getattr(config, name) for name, _ in C.Config._fields_}
+        out = C.as_dict(config)
         for key, names in _NAMES.items():
-            out[key] = next(k for k, v in names.items() if v == out[key])
+            out[key] = C.name_of(names, out[key])
         out["cluster_size"] = (out.pop("cluster_size_x"), out.pop("cluster_size_y"))
         return out
 
@@ -177,7 +177,7 @@ class Finder(C.Owned):
     def backend(self):
         """"cpu" or "cuda": the backend that runs."""
         code = self._lib.cc_finder_backend(self.handle)
-        return next(k for k, v in BACKENDS.items() if v == code)
+        return C.name_of(BACKENDS, code)
 
     @property
     def backend_description(self):
@@ -187,7 +187,7 @@ class Finder(C.Owned):
     def stats(self):
         stats = C.FinderStats()
         self._check(self._lib.cc_finder_get_stats(self.handle, ctypes.byref(stats)))
-        out = {name: getattr(stats, name) for name, _ in C.FinderStats._fields_}
+        out = C.as_dict(stats)
         out["state"] = ("training", "ready")[out["state"]]
         return out
 
@@ -287,10 +287,7 @@ def _apply(config, settings):
             x, y = (value, value) if isinstance(value, int) else value
             config.cluster_size_x, config.cluster_size_y = x, y
         elif key in _NAMES:
-            if value not in _NAMES[key]:
-                raise ValueError("%s must be one of %s, not %r"
-                                 % (key, ", ".join(_NAMES[key]), value))
-            setattr(config, key, _NAMES[key][value])
+            setattr(config, key, C.code_of(_NAMES[key], key, value))
         elif key in dict(C.Config._fields_) and key not in ("rows", "cols"):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError("%s must be a number, not %r" % (key, value))

@@ -7,7 +7,7 @@ import os
 
 import numpy
 
-__all__ = ["SpectrumData", "read_spectrum", "write_spectrum", "save_npy", "read_map", "RUN_FILES",
+__all__ = ["SpectrumData", "read_spectrum", "write_spectrum", "save_npy", "write_atomically", "read_map", "RUN_FILES",
            "find_outputs", "sum_spectra"]
 
 # The names clusterfind-batch gives a run's outputs, by kind.
@@ -67,10 +67,12 @@ def write_spectrum(path, spectrum):
               for i, n in enumerate(spectrum.counts)]
     lines += ["-inf,%.17g,%d" % (edges[0], spectrum.underflow),
               "%.17g,inf,%d" % (edges[-1], spectrum.overflow)]
-    _write_atomically(path, lambda f: f.write(("\n".join(lines) + "\n").encode()))
+    write_atomically(path, lambda f: f.write(("\n".join(lines) + "\n").encode()))
 
 
-def _write_atomically(path, write):
+def write_atomically(path, write):
+    """Calls write(file) on a temporary file beside path, synced and renamed
+    to path when complete; nothing is left on failure."""
     temporary = "%s.%d.tmp" % (path, os.getpid())
     try:
         with open(temporary, "wb") as f:
@@ -85,7 +87,7 @@ def _write_atomically(path, write):
 
 def save_npy(path, array):
     """numpy.save, under a temporary name renamed when complete."""
-    _write_atomically(path, lambda f: numpy.save(f, array, allow_pickle=False))
+    write_atomically(path, lambda f: numpy.save(f, array, allow_pickle=False))
 
 
 def sum_spectra(spectra):

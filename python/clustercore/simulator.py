@@ -34,9 +34,7 @@ class Simulator(C.Owned):
                 for slot, (energy, weight) in zip(config.lines, value):
                     slot.energy_kev, slot.weight = energy, weight
             elif key in _ENUMS:
-                if value not in _ENUMS[key]:
-                    raise ValueError("%s must be one of %s" % (key, ", ".join(_ENUMS[key])))
-                setattr(config, key, _ENUMS[key][value])
+                setattr(config, key, C.code_of(_ENUMS[key], key, value))
             elif key in fields and key != "n_lines":
                 setattr(config, key, value)
             else:
