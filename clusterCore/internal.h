@@ -192,6 +192,9 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
 /* One worker's share of a frame and the scratch rows it needs. */
 struct cc__worker {
     uint32_t row0, row1; /* rows whose pixels this worker decides */
+    /* The workers whose rows this worker's windows read (itself among
+     * them): it decides frame k once they have decided frame k - 1. */
+    unsigned first_neighbour, last_neighbour;
     void *v;     /* pedestal-subtracted values, padded by the half sizes */
     void *hmax;  /* per padded row: max(0, v over the Nx cells around) */
     void *total; /* per column of the current row: the window sum */
@@ -237,8 +240,17 @@ unsigned cc__pool_threads(const struct cc__pool *pool);
  * when all have returned. */
 void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
                   void *context);
-/* Waits until every thread of the running task has reached it. */
-void cc__pool_barrier(struct cc__pool *pool);
+/* Progress within the running task, for work that flows from thread to
+ * thread (each frame's rows): each thread posts how many steps it has
+ * done, and a thread waits for the few threads it reads from, never for
+ * all. Counts start at 0 with each task. */
+void cc__pool_post(struct cc__pool *pool, unsigned thread, size_t steps);
+/* Waits until threads first..last have each posted at least `steps`;
+ * false when the task was abandoned instead. */
+bool cc__pool_wait(struct cc__pool *pool, unsigned first, unsigned last,
+                   size_t steps);
+/* Ends every wait of the running task (a thread failed). */
+void cc__pool_abandon(struct cc__pool *pool);
 
 /* ---- the CPU backend (cpu_backend.c) ---- */
 

@@ -139,9 +139,12 @@ static void assert_same_run(const struct run *a, const struct run *b,
     ck_assert_mem_eq(a->rms, b->rms, pixels * sizeof *a->rms);
 }
 
-/* Byte-identical clusters and pedestal for 1, 2, 3, 4 and 7 threads,
- * batches of 1 and 5 frames and frames given as a list of pointers, on frames whose sides are not multiples of
- * anything, for 3x3, 9x9 and 5x3 clusters in both precisions. */
+/* Byte-identical clusters and pedestal for 1, 2, 3, 4, 7 and 16 threads
+ * (16: bands of 2 or 3 rows, so that a 9x9 window reads two bands either
+ * side), batches of 1, 5 and 24 frames (in which workers run frames
+ * ahead of each other) and frames given as a list of pointers, on frames
+ * whose sides are not multiples of anything, for 3x3, 9x9 and 5x3
+ * clusters in both precisions. */
 START_TEST(threads_and_batches_identical)
 {
     static const uint32_t sizes[3][2] = {{3, 3}, {9, 9}, {5, 3}};
@@ -152,11 +155,12 @@ START_TEST(threads_and_batches_identical)
                                               : CC_PRECISION_DOUBLE};
     struct run reference = run_frames(&setup);
     ck_assert_uint_gt(reference.stats.clusters, 100);
-    static const uint32_t threads[] = {2, 3, 4, 7};
+    static const uint32_t threads[] = {2, 3, 4, 7, 16};
+    static const uint32_t batches[] = {1, 5, 24};
     for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
-        for (uint32_t batch = 1; batch <= 5; batch += 4) {
+        for (size_t b = 0; b < sizeof batches / sizeof *batches; b++) {
             setup.threads = threads[t];
-            setup.batch = batch;
+            setup.batch = batches[b];
             struct run other = run_frames(&setup);
             assert_same_run(&reference, &other, 37 * 53);
             free_run(&other);
@@ -339,7 +343,8 @@ static void limit_memory(size_t headroom, int restore)
 START_TEST(failed_batch_changes_nothing)
 {
     struct flat victim, twin;
-    flat_open(&victim, 400, 400, 3, 3, CC_PRECISION_FLOAT, 1);
+    /* One thread, and four, which must all give up when one fails. */
+    flat_open(&victim, 400, 400, 3, 3, CC_PRECISION_FLOAT, _i ? 4 : 1);
     flat_open(&twin, 400, 400, 3, 3, CC_PRECISION_FLOAT, 1);
     size_t pixels = 400 * 400;
     uint16_t *frames = malloc(3 * pixels * sizeof *frames);
@@ -410,7 +415,7 @@ Suite *suite_batches(void)
     tcase_add_test(identity, frame_numbers_label_output);
     tcase_add_test(identity, list_with_null_frame_refused);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    tcase_add_test(identity, failed_batch_changes_nothing);
+    tcase_add_loop_test(identity, failed_batch_changes_nothing, 0, 2);
 #endif
     suite_add_tcase(suite, identity);
     return suite;

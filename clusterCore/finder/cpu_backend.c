@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpu_backend.c: runs batches of frames on the CPU. Each worker thread
- * decides a fixed band of rows; the threads meet at a barrier after every
- * frame, because frame k+1's windows read the state that neighbouring bands
- * wrote for frame k. Their clusters are joined after the batch, each worker
- * copying its own into place.
+ * decides a fixed band of rows. Frame k+1's windows read the state that
+ * the neighbouring bands wrote for frame k, so a worker starts frame k+1
+ * once its neighbours have finished frame k, and no sooner: a pipeline,
+ * not a barrier, so that a slow band delays only its neighbours, and
+ * only for as long as they catch up. The same wait keeps a worker from
+ * overwriting state its neighbours still read (below). Their clusters are
+ * joined after the batch, each worker copying its own into place.
  *
  * Frame k reads one copy of the state and writes a second (all pixels,
  * updated or not), and frame k+1 writes a third; the committed state is
@@ -80,6 +83,24 @@ static int init_worker(struct cc__worker *worker, const cc_config *config,
                : CC_ENOMEM;
 }
 
+/* The workers whose bands meet a worker's rows widened by half_y, the
+ * rows its windows read: bands are in row order. */
+static void find_neighbours(struct cc__worker *workers, unsigned threads,
+                            uint32_t half_y)
+{
+    for (unsigned t = 0; t < threads; t++) {
+        int64_t top = (int64_t)workers[t].row0 - half_y;
+        int64_t bottom = (int64_t)workers[t].row1 + half_y;
+        unsigned first = t, last = t;
+        while (first > 0 && (int64_t)workers[first - 1].row1 > top)
+            first--;
+        while (last + 1 < threads && (int64_t)workers[last + 1].row0 < bottom)
+            last++;
+        workers[t].first_neighbour = first;
+        workers[t].last_neighbour = last;
+    }
+}
+
 int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
                 unsigned threads, char *message)
 {
@@ -117,6 +138,7 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         if (cpu->scratch != NULL)
             cpu->workers[t].clusters = cpu->scratch[t];
     }
+    find_neighbours(cpu->workers, threads, config->cluster_size_y / 2);
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
         return cc__message(message, rc, "no memory for the CPU backend's "
@@ -147,24 +169,22 @@ struct batch {
     const uint64_t *numbers;
     uint64_t first_number;
     size_t n_frames;
-    atomic_size_t failed_frame; /* the first frame that failed, or SIZE_MAX */
     atomic_int error;
 };
 
-static void record_failure(struct batch *batch, size_t frame, int error)
-{
-    size_t seen = atomic_load(&batch->failed_frame);
-    while (frame < seen &&
-           !atomic_compare_exchange_weak(&batch->failed_frame, &seen, frame))
-        ;
-    atomic_store(&batch->error, error);
-}
-
+/* One worker's rows of every frame of the batch. Before frame k it waits
+ * for its neighbours to finish frame k - 1: then the state it reads is
+ * written, and the copy it writes (written by frame k - 2) has been read
+ * by every neighbour for frame k - 1. */
 static void run_batch(void *context, unsigned thread)
 {
     struct batch *batch = context;
     struct cc__cpu *cpu = batch->cpu;
+    struct cc__worker *worker = &cpu->workers[thread];
     for (size_t k = 0; k < batch->n_frames; k++) {
+        if (k > 0 && !cc__pool_wait(cpu->pool, worker->first_neighbour,
+                                    worker->last_neighbour, k))
+            return; /* another worker failed: the batch is dropped */
         struct cc__frame_job job = batch->job;
         job.frame = cc__frame_at(&batch->frames, k);
         job.number = batch->numbers != NULL ? batch->numbers[k]
@@ -173,16 +193,13 @@ static void run_batch(void *context, unsigned thread)
         job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
         job.s_out = cpu->state[k % 2][0];
         job.s2_out = cpu->state[k % 2][1];
-        int rc = cpu->process_rows(&job, &cpu->workers[thread]);
-        if (rc != CC_OK)
-            record_failure(batch, k, rc);
-        if (k + 1 == batch->n_frames)
-            break;
-        cc__pool_barrier(cpu->pool);
-        /* Every thread reads the same value here: a failure in frame k was
-         * recorded before the barrier, a later one cannot be below k. */
-        if (atomic_load(&batch->failed_frame) <= k)
-            break;
+        int rc = cpu->process_rows(&job, worker);
+        if (rc != CC_OK) {
+            atomic_store(&batch->error, rc);
+            cc__pool_abandon(cpu->pool);
+            return;
+        }
+        cc__pool_post(cpu->pool, thread, k + 1);
     }
 }
 
@@ -260,7 +277,6 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
         .first_number = first_number,
         .n_frames = n_frames,
     };
-    atomic_init(&batch.failed_frame, SIZE_MAX);
     atomic_init(&batch.error, CC_OK);
     if (cpu->threads == 1)
         cpu->workers[0].clusters = out;

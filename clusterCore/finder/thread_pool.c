@@ -1,13 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread_pool.c: a fixed set of worker threads that run one task together,
- * with a barrier between the frames of a batch. Thread 0 is the caller, so
- * a pool of one thread starts no thread at all.
+ * and the progress each has made within it, so that a thread waits only
+ * for the threads whose work it reads. Thread 0 is the caller, so a pool
+ * of one thread starts no thread at all.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+/* A thread's steps done in the running task, alone on its cache line so
+ * that posting does not slow the neighbours' reads. */
+struct progress {
+    _Alignas(64) atomic_size_t steps;
+};
+
+/* Checks of the neighbours' progress before a waiting thread sleeps: a
+ * neighbour usually finishes within microseconds, and waking a sleeper
+ * costs more than that. */
+enum { SPINS_BEFORE_SLEEP = 1000 };
 
 struct cc__pool {
     unsigned threads;
@@ -15,8 +28,11 @@ struct cc__pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;     /* a task was posted, or the pool stops */
     pthread_cond_t finished; /* the last worker finished the task */
-    pthread_barrier_t barrier;
-    bool barrier_ready;
+    struct progress *progress; /* one a thread */
+    atomic_bool abandoned;
+    atomic_uint sleepers;      /* threads asleep in cc__pool_wait */
+    pthread_mutex_t progress_lock;
+    pthread_cond_t progressed;
     unsigned long generation; /* counts posted tasks */
     unsigned busy;            /* workers still running the task */
     bool stopping;
@@ -66,8 +82,9 @@ static void stop_workers(struct cc__pool *pool, unsigned started)
 
 static void free_pool(struct cc__pool *pool)
 {
-    if (pool->barrier_ready)
-        pthread_barrier_destroy(&pool->barrier);
+    pthread_cond_destroy(&pool->progressed);
+    pthread_mutex_destroy(&pool->progress_lock);
+    free(pool->progress);
     pthread_cond_destroy(&pool->finished);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
@@ -83,19 +100,21 @@ int cc__pool_new(struct cc__pool **result, unsigned threads)
         return CC_ENOMEM;
     pool->threads = threads;
     pool->workers = calloc(threads, sizeof *pool->workers);
-    if (pool->workers == NULL) {
-        free(pool);
-        return CC_ENOMEM;
-    }
+    pool->progress = aligned_alloc(_Alignof(struct progress),
+                                   threads * sizeof *pool->progress);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->finished, NULL);
-    pool->barrier_ready =
-        pthread_barrier_init(&pool->barrier, NULL, threads) == 0;
-    if (!pool->barrier_ready) {
+    pthread_mutex_init(&pool->progress_lock, NULL);
+    pthread_cond_init(&pool->progressed, NULL);
+    if (pool->workers == NULL || pool->progress == NULL) {
         free_pool(pool);
-        return CC_ETHREAD;
+        return CC_ENOMEM;
     }
+    for (unsigned i = 0; i < threads; i++)
+        atomic_init(&pool->progress[i].steps, 0);
+    atomic_init(&pool->abandoned, false);
+    atomic_init(&pool->sleepers, 0);
     for (unsigned i = 1; i < threads; i++) {
         struct worker_start *start = malloc(sizeof *start);
         int failed = start == NULL;
@@ -132,6 +151,10 @@ unsigned cc__pool_threads(const struct cc__pool *pool)
 void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
                   void *context)
 {
+    /* No thread runs a task now: the counts start again unraced. */
+    for (unsigned i = 0; i < pool->threads; i++)
+        atomic_store(&pool->progress[i].steps, 0);
+    atomic_store(&pool->abandoned, false);
     if (pool->threads > 1) {
         pthread_mutex_lock(&pool->lock);
         pool->task = task;
@@ -150,8 +173,63 @@ void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
     }
 }
 
-void cc__pool_barrier(struct cc__pool *pool)
+static void wake_sleepers(struct cc__pool *pool)
 {
-    if (pool->threads > 1)
-        pthread_barrier_wait(&pool->barrier);
+    pthread_mutex_lock(&pool->progress_lock);
+    pthread_cond_broadcast(&pool->progressed);
+    pthread_mutex_unlock(&pool->progress_lock);
+}
+
+void cc__pool_post(struct cc__pool *pool, unsigned thread, size_t steps)
+{
+    /* Sequentially consistent, as is the sleepers' count: either this
+     * thread sees a sleeper to wake, or the sleeper, counted first, sees
+     * these steps before it sleeps. The store also releases the thread's
+     * work to whoever reads the steps. */
+    atomic_store(&pool->progress[thread].steps, steps);
+    if (atomic_load(&pool->sleepers) > 0)
+        wake_sleepers(pool);
+}
+
+static bool reached(struct cc__pool *pool, unsigned first, unsigned last,
+                    size_t steps)
+{
+    for (unsigned i = first; i <= last; i++)
+        if (atomic_load(&pool->progress[i].steps) < steps)
+            return false;
+    return true;
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+bool cc__pool_wait(struct cc__pool *pool, unsigned first, unsigned last,
+                   size_t steps)
+{
+    for (int spin = 0; spin < SPINS_BEFORE_SLEEP; spin++) {
+        if (reached(pool, first, last, steps))
+            return true;
+        if (atomic_load(&pool->abandoned))
+            return false;
+        relax();
+    }
+    pthread_mutex_lock(&pool->progress_lock);
+    atomic_fetch_add(&pool->sleepers, 1);
+    bool done;
+    while (!(done = reached(pool, first, last, steps)) &&
+           !atomic_load(&pool->abandoned))
+        pthread_cond_wait(&pool->progressed, &pool->progress_lock);
+    atomic_fetch_sub(&pool->sleepers, 1);
+    pthread_mutex_unlock(&pool->progress_lock);
+    return done;
+}
+
+void cc__pool_abandon(struct cc__pool *pool)
+{
+    atomic_store(&pool->abandoned, true);
+    wake_sleepers(pool);
 }
