@@ -202,15 +202,15 @@ static cc_config config_for(const struct pool *pool, int loop)
 }
 
 /* 10,000 frames of 400 x 400 at 3x3 and 9x9, float and double, on 1, 2, 4
- * and 8 streams with four launch shapes. */
+ * and 8 streams with four launch shapes and each way of copying a list. */
 START_TEST(identical_full_frames)
 {
     static const uint32_t streams[GPUS] = {1, 2, 4, 8};
     static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0, 0},
-        {16, 3, 4, 64, 128},
-        {7, 8, 1, 400, 512},
-        {64, 5, 2, 32, 64}};
+        {0, 0, 0, 0, 0, 0},
+        {16, 3, 4, 64, 128, CC__LIST_COPY_FRAMES},
+        {7, 8, 1, 400, 512, CC__LIST_COPY_BATCHED},
+        {64, 5, 2, 32, 64, CC__LIST_COPY_BATCHED}};
     struct pool pool = make_pool(400, 400, 2330);
     lockstep(&pool, config_for(&pool, _i), frames_to_run(10000), streams,
              tunings, NULL);
@@ -219,15 +219,16 @@ START_TEST(identical_full_frames)
 END_TEST
 
 /* Reduced readout (160 rows) and a frame whose sides are not multiples of
- * any tile (37 x 53). */
+ * any tile (37 x 53), whose frames in a list lie at odd multiples of
+ * 2 bytes. */
 START_TEST(identical_odd_frames)
 {
     static const uint32_t streams[GPUS] = {1, 3, 2, 5};
     static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0, 0},
-        {5, 2, 3, 17, 96},
-        {1, 1, 8, 128, 256},
-        {33, 16, 1, 64, 32}};
+        {0, 0, 0, 0, 0, 0},
+        {5, 2, 3, 17, 96, CC__LIST_COPY_BATCHED},
+        {1, 1, 8, 128, 256, CC__LIST_COPY_BATCHED},
+        {33, 16, 1, 64, 32, CC__LIST_COPY_FRAMES}};
     struct pool pool = _i < 4 ? make_pool(160, 400, 930) : make_pool(37, 53, 30);
     lockstep(&pool, config_for(&pool, _i % 4), frames_to_run(2000), streams,
              tunings, NULL);
@@ -239,7 +240,7 @@ END_TEST
 START_TEST(identical_under_cap)
 {
     static const uint32_t streams[GPUS] = {1, 2, 4, 8};
-    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0, 0}};
+    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0, 0, 0}};
     struct pool pool = make_pool(400, 400, 2330);
     cc_config config = config_for(&pool, _i);
     config.max_clusters = 1000;
@@ -255,8 +256,8 @@ START_TEST(identical_with_mask)
 {
     static const uint32_t streams[GPUS] = {1, 2, 3, 8};
     static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0, 0}, {9, 4, 3, 64, 96}, {1, 1, 8, 128, 256},
-        {40, 16, 1, 64, 32}};
+        {0, 0, 0, 0, 0, 0}, {9, 4, 3, 64, 96, 0}, {1, 1, 8, 128, 256, 0},
+        {40, 16, 1, 64, 32, 0}};
     struct pool pool = make_pool(160, 400, 930);
     uint8_t *masks[2];
     for (int m = 0; m < 2; m++) {
@@ -598,28 +599,48 @@ START_TEST(noise_rounded_once)
 END_TEST
 
 /* A list of frames each in its own page-locked buffer, as in an NDArray
- * pool (buffers that may lie side by side), gives the same. */
+ * pool (buffers that may lie side by side), gives the same, whichever way
+ * the list is copied (loop: CC__LIST_COPY_*), in chunks of 64 frames:
+ * among them a frame in pageable memory (copied alone, through the
+ * staging buffer), one in registered memory and one 2 bytes into its
+ * buffer. */
 START_TEST(list_of_separate_buffers)
 {
-    enum { N = 48 };
+    enum { N = 150, PAGEABLE = 5, REGISTERED = 70, SHIFTED = 131 };
     struct pair pair = open_pair(0);
+    const struct cc__cuda_tuning tuning = {64, 0, 0, 0, 0, (uint32_t)_i};
+    ck_assert_int_eq(cc__finder_tune_cuda(pair.gpu, &tuning), CC_OK);
     size_t bytes = pair.pool.pixels * sizeof(uint16_t);
     const uint16_t *list[N];
     uint16_t *buffers[N];
     for (int k = 0; k < N; k++) {
-        buffers[k] = cc_host_alloc(bytes);
+        bool plain = k == PAGEABLE || k == REGISTERED;
+        buffers[k] = plain ? malloc(bytes + 2) : cc_host_alloc(bytes + 2);
         ck_assert_ptr_nonnull(buffers[k]);
-        memcpy(buffers[k], pair.pool.frames + k * pair.pool.pixels, bytes);
-        list[k] = buffers[k];
+        if (k == REGISTERED)
+            ck_assert_int_eq(cc_host_register(buffers[k], bytes + 2), CC_OK);
+        list[k] = buffers[k] + (k == SHIFTED);
+        memcpy((uint16_t *)list[k],
+               pair.pool.frames + (size_t)(k % POOL) * pair.pool.pixels,
+               bytes);
     }
-    ck_assert_int_eq(cc_finder_process(pair.cpu, pair.pool.frames, NULL, N,
-                                       pair.want),
-                     CC_OK);
-    int rc = cc_finder_process_list(pair.gpu, list, NULL, N, pair.got);
-    ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(pair.gpu));
-    assert_same_clusters(pair.want, pair.got);
-    for (int k = 0; k < N; k++)
-        cc_host_free(buffers[k]);
+    for (int k = 0; k < N; k += POOL) {
+        int n = N - k < POOL ? N - k : POOL;
+        ck_assert_int_eq(cc_finder_process(pair.cpu, pair.pool.frames, NULL,
+                                           n, pair.want),
+                         CC_OK);
+        int rc = cc_finder_process_list(pair.gpu, list + k, NULL, n, pair.got);
+        ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(pair.gpu));
+        assert_same_clusters(pair.want, pair.got);
+    }
+    for (int k = 0; k < N; k++) {
+        if (k == REGISTERED)
+            cc_host_unregister(buffers[k]);
+        if (k == PAGEABLE || k == REGISTERED)
+            free(buffers[k]);
+        else
+            cc_host_free(buffers[k]);
+    }
     close_pair(&pair);
 }
 END_TEST
@@ -877,7 +898,8 @@ int main(void)
     TCase *moves = tcase_create("moves");
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);
-    tcase_add_test(moves, list_of_separate_buffers);
+    tcase_add_loop_test(moves, list_of_separate_buffers, CC__LIST_COPY_FRAMES,
+                        CC__LIST_COPY_BATCHED + 1);
     TCase *rounding = tcase_create("rounding");
     tcase_add_loop_test(rounding, noise_rounded_once, 0, 2);
     TCase *faults = tcase_create("faults");

@@ -40,6 +40,7 @@ struct options {
     cc_precision precision;
     char sizes[64], threads[64], streams[64], batches[64];
     char backends[64], inputs[64];
+    char list_copies[64]; /* for list inputs: how the CUDA backend copies */
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
     bool accumulators; /* also time the spectrum and the hit map */
     bool image;        /* the finder images as it finds (--image) */
@@ -81,6 +82,10 @@ static void usage(FILE *out)
             "  --accumulators    also time what a plugin does with the\n"
             "                    clusters: cc_spectrum_add (sum, 400 bins on\n"
             "                    [0, 2000)) and cc_hitmap_add, per frame\n"
+            "  --list-copies LIST  for list inputs on CUDA: frames (one copy\n"
+            "                    a frame), batched (cudaMemcpyBatchAsync a\n"
+            "                    chunk), default (the backend's choice, the\n"
+            "                    default)\n"
             "  --cuda-shape STEPS,ROWS,COLS,THREADS[,CHUNK]\n"
             "                    CUDA frames a decide launch, tile, threads a\n"
             "                    block and frames a chunk (0: the backend's\n"
@@ -178,10 +183,15 @@ static uint16_t *frames_in(struct workload *work, enum input input,
     return frames;
 }
 
+static const char *const list_copy_names[] = {"default", "frames",
+                                              "batched"};
+enum { LIST_COPY_NAMES = 3 };
+
 /* One configuration to measure. */
 struct run {
     cc_backend backend;
     enum input input;
+    uint32_t list_copy; /* CC__LIST_COPY_*, 0: the backend's choice */
     uint32_t nx, ny, threads, streams, batch;
 };
 
@@ -226,9 +236,10 @@ static int make_interpolator(const struct options *options,
 }
 
 /* Measures one configuration; prints a table row and returns the median
- * frames per second (negative on failure). */
+ * frames per second (negative on failure), and the clusters a frame in
+ * *per_frame. */
 static double bench_one(const struct options *options, struct workload *work,
-                        const struct run *run)
+                        const struct run *run, double *per_frame)
 {
     cc_config config;
     cc_config_init(&config);
@@ -247,8 +258,10 @@ static double bench_one(const struct options *options, struct workload *work,
         fprintf(stderr, "clusterbench: %s\n", message);
         return -1;
     }
+    struct cc__cuda_tuning tuning = options->shape;
+    tuning.list_copy = run->list_copy;
     if (run->backend == CC_BACKEND_CUDA &&
-        cc__finder_tune_cuda(finder, &options->shape) != CC_OK) {
+        cc__finder_tune_cuda(finder, &tuning) != CC_OK) {
         fprintf(stderr, "clusterbench: the GPU cannot take that shape\n");
         cc_finder_destroy(finder);
         return -1;
@@ -309,6 +322,12 @@ static double bench_one(const struct options *options, struct workload *work,
     faults = minor_faults() - faults;
     qsort(rates, options->repeats, sizeof *rates, compare_doubles);
     double median = rates[options->repeats / 2];
+    *per_frame = (double)clusters_found / (double)frames_done;
+    char input[32];
+    snprintf(input, sizeof input, "%s", input_names[run->input]);
+    if (run->input == INPUT_LIST && run->list_copy != 0)
+        snprintf(input, sizeof input, "list (%s)",
+                 list_copy_names[run->list_copy]);
     char parallel[48];
     if (run->backend == CC_BACKEND_CUDA)
         snprintf(parallel, sizeof parallel, "%u streams%s", run->streams,
@@ -319,11 +338,11 @@ static double bench_one(const struct options *options, struct workload *work,
     printf("| %s | %s | %ux%u | %s | %s | %u | %.0f | %.0f | %.0f | %.2f | "
            "%.1f | %ld |\n",
            run->backend == CC_BACKEND_CUDA ? "cuda" : "cpu",
-           input_names[run->input], run->nx, run->ny,
+           input, run->nx, run->ny,
            options->precision == CC_PRECISION_DOUBLE ? "double" : "float",
            parallel, run->batch, median, rates[0],
            rates[options->repeats - 1], 1e6 / median,
-           (double)clusters_found / (double)frames_done, faults);
+           *per_frame, faults);
     fflush(stdout);
     free(rates);
     cc_interpolator_destroy(image);
@@ -473,6 +492,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"repeats", required_argument, NULL, 'R'},
         {"precision", required_argument, NULL, 'P'},
         {"cuda-shape", required_argument, NULL, 'G'},
+        {"list-copies", required_argument, NULL, 'L'},
         {"accumulators", no_argument, NULL, 'A'},
         {"image", no_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
@@ -487,6 +507,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         case 't': list = options->threads; break;
         case 'T': list = options->streams; break;
         case 'b': list = options->batches; break;
+        case 'L': list = options->list_copies; break;
         case 'r': options->rows = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'c': options->cols = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'f': options->frames = (uint32_t)strtoul(optarg, NULL, 10); break;
@@ -566,9 +587,13 @@ static int make_workload(const struct options *options, struct workload *work)
     return rc == CC_OK ? 0 : -1;
 }
 
-/* With CUDA: the copy ceiling of the largest batch, from pinned frames. */
+/* With CUDA: the copy ceiling of the largest batch, from pinned frames:
+ * in_bytes a frame to the GPU and out_bytes back, at once (either may be
+ * 0); a table row named what. */
 static double measure_ceiling(const struct options *options,
-                              struct workload *work, uint32_t batch)
+                              struct workload *work, uint32_t batch,
+                              size_t in_bytes, size_t out_bytes,
+                              const char *what)
 {
 #ifdef CC_HAVE_CUDA
     size_t pixels = (size_t)options->rows * options->cols;
@@ -578,25 +603,36 @@ static double measure_ceiling(const struct options *options,
     char message[256] = "";
     double *rates = calloc(options->repeats, sizeof *rates);
     for (uint32_t r = 0; frames != NULL && r < options->repeats; r++)
-        rates[r] = copy_ceiling(frames, pixels * 2, options->frames, batch,
-                                options->seconds, message, sizeof message);
+        rates[r] = copy_ceiling(frames, in_bytes, out_bytes, options->frames,
+                                batch, options->seconds, message,
+                                sizeof message);
     qsort(rates, options->repeats, sizeof *rates, compare_doubles);
     double median = frames != NULL ? rates[options->repeats / 2] : -1;
     if (median > 0)
-        printf("| copy ceiling | pinned | - | - | - | %u | %.0f | %.0f | %.0f "
-               "| %.2f | - | - |\n",
-               batch, median, rates[0], rates[options->repeats - 1],
-               1e6 / median);
+        printf("| %s | pinned | - | - | %zu B in, %zu B out a frame | %u "
+               "| %.0f | %.0f | %.0f | %.2f | - | - |\n",
+               what, in_bytes, out_bytes, batch, median, rates[0],
+               rates[options->repeats - 1], 1e6 / median);
     else
-        fprintf(stderr, "clusterbench: copy ceiling: %s\n", message);
+        fprintf(stderr, "clusterbench: %s: %s\n", what, message);
     free(rates);
     return median;
 #else
     (void)options;
     (void)work;
     (void)batch;
+    (void)in_bytes;
+    (void)out_bytes;
+    (void)what;
     return -1;
 #endif
+}
+
+/* The bytes a frame's clusters take on their way back from the GPU:
+ * x, y and the values of each, and the frame's stored and dropped. */
+static size_t cluster_bytes(double per_frame, uint32_t nx, uint32_t ny)
+{
+    return (size_t)(per_frame * (4.0 + 4.0 * nx * ny)) + 8;
 }
 
 int main(int argc, char **argv)
@@ -605,20 +641,33 @@ int main(int argc, char **argv)
         .rows = 400, .cols = 400, .frames = 256, .photons = 2330,
         .repeats = 5, .seconds = 1.0, .precision = CC_PRECISION_FLOAT,
         .sizes = "3,9", .threads = "1,0", .streams = "2", .batches = "16",
-        .backends = "cpu", .inputs = "pageable"};
+        .backends = "cpu", .inputs = "pageable", .list_copies = "default"};
     if (parse_options(argc, argv, &options) != 0)
         return EXIT_FAILURE;
     struct workload work = {0};
     if (make_workload(&options, &work) != 0)
         return EXIT_FAILURE;
     char backends[8][16], inputs[4][16], sizes[8][16], threads[8][16],
-        streams[8][16], batches[8][16];
+        streams[8][16], batches[8][16], list_copies[4][16];
     int n_backends = split(options.backends, backends, 8);
     int n_inputs = split(options.inputs, inputs, 4);
     int n_sizes = split(options.sizes, sizes, 8);
     int n_threads = split(options.threads, threads, 8);
     int n_streams = split(options.streams, streams, 8);
     int n_batches = split(options.batches, batches, 8);
+    int n_list_copies = split(options.list_copies, list_copies, 4);
+    uint32_t list_copy[4];
+    for (int c = 0; c < n_list_copies; c++) {
+        list_copy[c] = LIST_COPY_NAMES;
+        for (uint32_t m = 0; m < LIST_COPY_NAMES; m++)
+            if (strcmp(list_copies[c], list_copy_names[m]) == 0)
+                list_copy[c] = m;
+        if (list_copy[c] == LIST_COPY_NAMES) {
+            fprintf(stderr, "clusterbench: list copies are default, frames "
+                            "and batched\n");
+            return EXIT_FAILURE;
+        }
+    }
     uint32_t largest_batch = 0;
     for (int b = 0; b < n_batches; b++) {
         uint32_t batch = (uint32_t)strtoul(batches[b], NULL, 10);
@@ -630,6 +679,8 @@ int main(int argc, char **argv)
     }
     print_header(argc, argv);
     double ceiling = -1, best_cpu[8] = {0}, best_cuda[8] = {0};
+    double both_ways[8] = {0};
+    size_t frame_bytes = (size_t)options.rows * options.cols * 2;
     for (int k = 0; k < n_backends; k++) {
         bool cuda = strcmp(backends[k], "cuda") == 0;
         if (!cuda && strcmp(backends[k], "cpu") != 0) {
@@ -637,31 +688,52 @@ int main(int argc, char **argv)
             return EXIT_FAILURE;
         }
         if (cuda && ceiling < 0)
-            ceiling = measure_ceiling(&options, &work, largest_batch);
-        for (int s = 0; s < n_sizes; s++)
-            for (int i = 0; i < n_inputs; i++)
-                for (int p = 0; p < (cuda ? n_streams : n_threads); p++)
-                    for (int b = 0; b < n_batches; b++) {
-                        struct run run = {
-                            .backend = cuda ? CC_BACKEND_CUDA : CC_BACKEND_CPU,
-                            .threads = cuda ? 1 : (uint32_t)strtoul(threads[p], NULL, 10),
-                            .streams = cuda ? (uint32_t)strtoul(streams[p], NULL, 10) : 2,
-                            .batch = (uint32_t)strtoul(batches[b], NULL, 10)};
-                        run.input = INPUT_PAGEABLE;
-                        for (int kind = 0; kind < INPUTS; kind++)
-                            if (strcmp(inputs[i], input_names[kind]) == 0)
-                                run.input = (enum input)kind;
-                        if (parse_size(sizes[s], &run.nx, &run.ny) != 0) {
-                            fprintf(stderr, "clusterbench: bad size '%s'\n",
-                                    sizes[s]);
-                            return EXIT_FAILURE;
-                        }
-                        double rate = bench_one(&options, &work, &run);
-                        if (rate < 0)
-                            return EXIT_FAILURE;
-                        double *best = cuda ? best_cuda : best_cpu;
-                        best[s] = rate > best[s] ? rate : best[s];
-                    }
+            ceiling = measure_ceiling(&options, &work, largest_batch,
+                                      frame_bytes, 0, "copy ceiling");
+        /* Every combination, the list's copies varying fastest. */
+        int n_parallel = cuda ? n_streams : n_threads;
+        int combinations =
+            n_sizes * n_inputs * n_parallel * n_batches * n_list_copies;
+        for (int n = 0; n < combinations; n++) {
+            int c = n % n_list_copies, b = n / n_list_copies % n_batches;
+            int p = n / n_list_copies / n_batches % n_parallel;
+            int i = n / n_list_copies / n_batches / n_parallel % n_inputs;
+            int s = n / n_list_copies / n_batches / n_parallel / n_inputs;
+            struct run run = {
+                .backend = cuda ? CC_BACKEND_CUDA : CC_BACKEND_CPU,
+                .threads = cuda ? 1 : (uint32_t)strtoul(threads[p], NULL, 10),
+                .streams = cuda ? (uint32_t)strtoul(streams[p], NULL, 10) : 2,
+                .batch = (uint32_t)strtoul(batches[b], NULL, 10),
+                .input = INPUT_PAGEABLE};
+            for (int kind = 0; kind < INPUTS; kind++)
+                if (strcmp(inputs[i], input_names[kind]) == 0)
+                    run.input = (enum input)kind;
+            /* The list's copies matter only to lists on CUDA. */
+            bool list_on_cuda = cuda && run.input == INPUT_LIST;
+            if (c > 0 && !list_on_cuda)
+                continue;
+            run.list_copy = list_on_cuda ? list_copy[c] : 0;
+            if (parse_size(sizes[s], &run.nx, &run.ny) != 0) {
+                fprintf(stderr, "clusterbench: bad size '%s'\n", sizes[s]);
+                return EXIT_FAILURE;
+            }
+            double per_frame = 0;
+            double rate = bench_one(&options, &work, &run, &per_frame);
+            if (rate < 0)
+                return EXIT_FAILURE;
+            double *best = cuda ? best_cuda : best_cpu;
+            best[s] = rate > best[s] ? rate : best[s];
+            /* The size's clusters back, alone and beside the frames in:
+             * its ceilings, after its first run. */
+            if (cuda && both_ways[s] == 0) {
+                size_t out = cluster_bytes(per_frame, run.nx, run.ny);
+                measure_ceiling(&options, &work, largest_batch, 0, out,
+                                "copy ceiling, back");
+                both_ways[s] =
+                    measure_ceiling(&options, &work, largest_batch,
+                                    frame_bytes, out, "copy ceiling, both ways");
+            }
+        }
     }
     if (options.accumulators) {
         printf("\n| accumulator | cluster | clusters/frame | frames/s (median) "
@@ -678,6 +750,9 @@ int main(int argc, char **argv)
         if (best_cuda[s] > 0 && ceiling > 0)
             printf("\n%s: best CUDA / copy ceiling = %.2f", sizes[s],
                    best_cuda[s] / ceiling);
+        if (best_cuda[s] > 0 && both_ways[s] > 0)
+            printf("\n%s: best CUDA / copy ceiling both ways = %.2f",
+                   sizes[s], best_cuda[s] / both_ways[s]);
         if (best_cuda[s] > 0 && best_cpu[s] > 0)
             printf("\n%s: best CUDA / best CPU = %.1f", sizes[s],
                    best_cuda[s] / best_cpu[s]);

@@ -4,8 +4,11 @@
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
 # build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
-# sweep, bench, offline, mutations (those of tools/mutate.sh for a GPU).
-# offline is docs/benchmarks.md's run from disk. detail
+# sweep, bench, lists, threads, offline, mutations (those of
+# tools/mutate.sh for a GPU). lists times the ways of copying a list of
+# separate frames beside back-to-back frames and the copy ceilings, both
+# directions; threads the CPU backend on 1 to 16 threads. offline is
+# docs/benchmarks.md's run from disk. detail
 # keeps Nsight Compute's stall and source reports of the decide kernel in
 # $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
 # STEPS,ROWS,COLS,THREADS ...) at the cluster sizes in $SWEEP_SIZES.
@@ -16,14 +19,16 @@
 # jansson/lib (jansson.h, jansson_config.h, libjansson.so.4 and a copy of
 # it named libjansson.so: the static library is not built for a shared
 # one).
-# Results go to $OUT.
+# Results go to $OUT. $TARBALL names another tarball to build (default:
+# the kit's), $WORK the folder it is built in (default /tmp/ccbuild).
 set -u
 here=$(cd "${GPU_KIT:-.device}" && pwd)
+tarball=$(cd "$(dirname "${TARBALL:-$here/ndpluginclustercuda-*.tar.gz}")" && pwd)/$(basename ${TARBALL:-$here/ndpluginclustercuda-*.tar.gz})
 tools=$(cd "$(dirname "$0")" && pwd)
 # The test cases of tests/gpu, each racechecked in a process of its own.
 gpu_cases="full odd cap masked images moves rounding faults"
 OUT=${OUT:-/tmp}
-work=/tmp/ccbuild
+work=${WORK:-/tmp/ccbuild}
 log() { echo "=== $*"; }
 # build_tarball TARBALL DIR: TARBALL unpacked into DIR (emptied first),
 # configured against the kit and built with tests/unit and tests/gpu.
@@ -40,7 +45,7 @@ build_tarball() {
     make -j16 -s 2>&1 | grep -E "error|warning" | head -20
     make -j16 -s tests/unit tests/gpu 2>&1 | grep -E "error|warning" | head
 }
-build() { build_tarball $here/ndpluginclustercuda-*.tar.gz $work; }
+build() { build_tarball $tarball $work; }
 # mutations: the kit's mutations/*.tar.gz (tools/mutate.sh): the baseline
 # must pass tests/gpu, each mutation must fail it. Results, one line a
 # mutation (NAME|caught|the failed checks, or NAME|survived|), in
@@ -151,6 +156,13 @@ for step in "$@"; do
         kill $smi
         ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 0,8 --batches 16 --frames 256 | tee $OUT/bench_cpu.md
         $query ;;
+    lists)
+        log lists; cd $work/ndpluginclustercuda-*
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned,list --list-copies frames,batched --streams 4 --batches 64,1024 --frames 1024 --repeats 3 --seconds 0.5 | tee $OUT/bench_lists.md ;;
+    threads)
+        log threads; cd $work/ndpluginclustercuda-*
+        nproc; grep -m 1 "model name" /proc/cpuinfo; grep -o -w -m 1 avx512f /proc/cpuinfo
+        ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 1,2,4,8,16 --batches 16 --frames 256 --repeats 3 --seconds 1 | tee $OUT/bench_threads$(basename $work).md ;;
     offline)
         # A run of $OFFLINE_FRAMES (100,000) simulated frames as raw files
         # on disk ($OFFLINE_DIR), through clusterfind on the GPU and on

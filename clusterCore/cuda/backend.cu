@@ -70,6 +70,7 @@ struct cc__cuda {
     struct slot slots[CC_STREAMS_MAX];
     uint32_t chunk_frames;
     cc__launch_shape shape;
+    int list_copy;       /* CC__LIST_COPY_*: a list's page-locked frames */
     cc__frame_geometry shape_geometry; /* the cluster size shapes fit */
     size_t shared_limit; /* shared memory a decide block may use */
     fixed_planes fixed;  /* device: what batches read */
@@ -357,6 +358,7 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
     /* Small enough that a batch's first copy and last extraction, which
      * nothing overlaps, stay short; large enough to keep host calls few. */
     cuda->chunk_frames = 16;
+    cuda->list_copy = CC__LIST_COPY_BATCHED;
     cuda->cells = (size_t)config->cluster_size_x * config->cluster_size_y;
     cuda->slot_clusters = first_slot_clusters(cuda);
     cuda->shape_geometry.half_x = config->cluster_size_x / 2;
@@ -397,6 +399,10 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
         shape.threads = tuning->threads;
     if (tuning->steps != 0)
         shape.steps = tuning->steps;
+    if (tuning->list_copy > CC__LIST_COPY_BATCHED)
+        return CC_EINVAL;
+    if (tuning->list_copy != 0)
+        cuda->list_copy = (int)tuning->list_copy;
     /* Asking for more frames a launch than fit means as many as fit. */
     shape.steps = fit_steps(cuda, shape);
     if (shape.steps == 0 || shape.threads % 32 != 0 ||
@@ -534,11 +540,72 @@ static int state_written(const struct cc__cuda *cuda, size_t launch)
     return (cuda->committed + 1 + (int)(launch % 2)) % 3;
 }
 
+/* A list's page-locked frames, copied together. One copy a frame costs
+ * the copy engine a few microseconds each, a third of a 400 x 400
+ * frame's time on the bus; one cudaMemcpyBatchAsync of many frames
+ * costs about what one copy of them back to back does (docs/benchmarks.md,
+ * "Frame lists"). */
+enum { LIST_COPIES_MOST = 64 };
+struct list_copies {
+    size_t n;
+    void *to[LIST_COPIES_MOST];
+    const void *from[LIST_COPIES_MOST];
+    size_t bytes[LIST_COPIES_MOST];
+};
+
+/* cudaMemcpyBatchAsync as CUDA 13 declares it; before 13 the call took
+ * other arguments, and the list is copied a frame at a time. */
+static cudaError_t copy_together(struct list_copies *copies,
+                                 cudaStream_t stream)
+{
+#if CUDART_VERSION >= 13000
+    cudaMemcpyAttributes attributes;
+    memset(&attributes, 0, sizeof attributes);
+    attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    size_t first = 0;
+    return cudaMemcpyBatchAsync(copies->to, copies->from, copies->bytes,
+                                copies->n, &attributes, &first, 1, stream);
+#else
+    (void)copies;
+    (void)stream;
+    return cudaErrorNotSupported;
+#endif
+}
+
+static int flush_list_copies(struct cc__cuda *cuda, struct slot *slot,
+                             struct list_copies *copies, char *message)
+{
+    if (copies->n == 0)
+        return CC_OK;
+    if (cuda->list_copy == CC__LIST_COPY_BATCHED) {
+        cudaError_t error = copy_together(copies, slot->copy);
+        bool unsupported = error == cudaErrorNotSupported ||
+                           error == cudaErrorCallRequiresNewerDriver;
+        if (!unsupported) {
+            copies->n = 0;
+            CUDA_TRY(error, "copying frames to the GPU");
+            return CC_OK;
+        }
+        /* A toolkit or driver without batched copies: a copy a frame,
+         * from now on. */
+        cudaGetLastError();
+        cuda->list_copy = CC__LIST_COPY_FRAMES;
+    }
+    for (size_t i = 0; i < copies->n; i++)
+        CUDA_TRY(cudaMemcpyAsync(copies->to[i], copies->from[i],
+                                 copies->bytes[i], cudaMemcpyHostToDevice,
+                                 slot->copy),
+                 "copying frames to the GPU");
+    copies->n = 0;
+    return CC_OK;
+}
+
 /* Enqueues the copy of one chunk's frames into its slot, straight from
  * page-locked (or registered) memory, else through the slot's staging
- * buffer: one copy for back-to-back frames, one a frame for a list (its
- * frames may lie side by side in separate allocations, which one copy
- * must not span). */
+ * buffer: one copy for back-to-back frames; for a list (its frames may
+ * lie side by side in separate allocations, which one copy must not
+ * span), its page-locked frames together (struct list_copies) and the
+ * others one copy a frame. */
 static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
                         const struct batch *batch, size_t first, size_t count,
                         char *message)
@@ -547,12 +614,29 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
     CUDA_TRY(cudaStreamWaitEvent(slot->copy, slot->decided, 0),
              "ordering a copy");
     bool staging_free = false;
+    struct list_copies copies;
+    copies.n = 0;
     for (size_t k = 0; k < count;) {
         const uint16_t *run = cc__frame_at(&batch->frames, first + k);
         size_t n = batch->frames.each == NULL ? count - k : 1;
         size_t bytes = n * cuda->pixels * 2;
+        uint16_t *to = slot->frames + k * cuda->pixels;
+        bool locked = cc_host_is_locked(run);
+        if (batch->frames.each != NULL && locked) {
+            copies.to[copies.n] = to;
+            copies.from[copies.n] = run;
+            copies.bytes[copies.n] = bytes;
+            copies.n++;
+            k++;
+            if (copies.n == LIST_COPIES_MOST) {
+                int rc = flush_list_copies(cuda, slot, &copies, message);
+                if (rc != CC_OK)
+                    return rc;
+            }
+            continue;
+        }
         const uint16_t *source = run;
-        if (!cc_host_is_locked(run)) {
+        if (!locked) {
             /* The staging buffer is free once its last copy has completed. */
             if (!staging_free)
                 CUDA_TRY(cudaEventSynchronize(slot->copied),
@@ -562,11 +646,14 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
             memcpy(staged, run, bytes);
             source = staged;
         }
-        CUDA_TRY(cudaMemcpyAsync(slot->frames + k * cuda->pixels, source,
-                                 bytes, cudaMemcpyHostToDevice, slot->copy),
+        CUDA_TRY(cudaMemcpyAsync(to, source, bytes, cudaMemcpyHostToDevice,
+                                 slot->copy),
                  "copying frames to the GPU");
         k += n;
     }
+    int rc = flush_list_copies(cuda, slot, &copies, message);
+    if (rc != CC_OK)
+        return rc;
     CUDA_TRY(cudaEventRecord(slot->copied, slot->copy), "recording a copy");
     return CC_OK;
 }
