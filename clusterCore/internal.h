@@ -405,16 +405,17 @@ int cc__cuda_set_image(struct cc__cuda *cuda, const struct cc__image_map *map,
 int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
                         cc_image_stats *stats, char *message);
 
-/* How the CUDA backend copies the page-locked frames of a list (frames
- * in separate buffers): one copy a frame, or one cudaMemcpyBatchAsync a
- * chunk (the default; docs/benchmarks.md compares them). */
-enum { CC__LIST_COPY_FRAMES = 1, CC__LIST_COPY_BATCHED };
+/* How the CUDA backend issues the copies of several buffers at once (a
+ * list's page-locked frames in, a chunk's cluster arrays out): a
+ * cudaMemcpyAsync each, or one cudaMemcpyBatchAsync (the default;
+ * docs/benchmarks.md compares them). */
+enum { CC__COPIES_EACH = 1, CC__COPIES_BATCHED };
 
 /* How the CUDA backend tiles frames and copies lists, for tests and
  * benchmarks that vary it: 0 keeps the backend's choice. */
 struct cc__cuda_tuning {
     uint32_t chunk_frames, steps, tile_rows, tile_cols, threads;
-    uint32_t list_copy; /* CC__LIST_COPY_* */
+    uint32_t copies; /* CC__COPIES_* */
 };
 int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning);
 /* The same for a finder: CC_ESTATE unless it runs on CUDA. */

@@ -202,15 +202,15 @@ static cc_config config_for(const struct pool *pool, int loop)
 }
 
 /* 10,000 frames of 400 x 400 at 3x3 and 9x9, float and double, on 1, 2, 4
- * and 8 streams with four launch shapes and each way of copying a list. */
+ * and 8 streams with four launch shapes and both ways of issuing copies. */
 START_TEST(identical_full_frames)
 {
     static const uint32_t streams[GPUS] = {1, 2, 4, 8};
     static const struct cc__cuda_tuning tunings[GPUS] = {
         {0, 0, 0, 0, 0, 0},
-        {16, 3, 4, 64, 128, CC__LIST_COPY_FRAMES},
-        {7, 8, 1, 400, 512, CC__LIST_COPY_BATCHED},
-        {64, 5, 2, 32, 64, CC__LIST_COPY_BATCHED}};
+        {16, 3, 4, 64, 128, CC__COPIES_EACH},
+        {7, 8, 1, 400, 512, CC__COPIES_BATCHED},
+        {64, 5, 2, 32, 64, CC__COPIES_BATCHED}};
     struct pool pool = make_pool(400, 400, 2330);
     lockstep(&pool, config_for(&pool, _i), frames_to_run(10000), streams,
              tunings, NULL);
@@ -226,9 +226,9 @@ START_TEST(identical_odd_frames)
     static const uint32_t streams[GPUS] = {1, 3, 2, 5};
     static const struct cc__cuda_tuning tunings[GPUS] = {
         {0, 0, 0, 0, 0, 0},
-        {5, 2, 3, 17, 96, CC__LIST_COPY_BATCHED},
-        {1, 1, 8, 128, 256, CC__LIST_COPY_BATCHED},
-        {33, 16, 1, 64, 32, CC__LIST_COPY_FRAMES}};
+        {5, 2, 3, 17, 96, CC__COPIES_BATCHED},
+        {1, 1, 8, 128, 256, CC__COPIES_BATCHED},
+        {33, 16, 1, 64, 32, CC__COPIES_EACH}};
     struct pool pool = _i < 4 ? make_pool(160, 400, 930) : make_pool(37, 53, 30);
     lockstep(&pool, config_for(&pool, _i % 4), frames_to_run(2000), streams,
              tunings, NULL);
@@ -600,7 +600,7 @@ END_TEST
 
 /* A list of frames each in its own page-locked buffer, as in an NDArray
  * pool (buffers that may lie side by side), gives the same, whichever way
- * the list is copied (loop: CC__LIST_COPY_*), in chunks of 64 frames:
+ * copies are issued (loop: CC__COPIES_*), in chunks of 64 frames:
  * among them a frame in pageable memory (copied alone, through the
  * staging buffer), one in registered memory and one 2 bytes into its
  * buffer. */
@@ -898,8 +898,8 @@ int main(void)
     TCase *moves = tcase_create("moves");
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);
-    tcase_add_loop_test(moves, list_of_separate_buffers, CC__LIST_COPY_FRAMES,
-                        CC__LIST_COPY_BATCHED + 1);
+    tcase_add_loop_test(moves, list_of_separate_buffers, CC__COPIES_EACH,
+                        CC__COPIES_BATCHED + 1);
     TCase *rounding = tcase_create("rounding");
     tcase_add_loop_test(rounding, noise_rounded_once, 0, 2);
     TCase *faults = tcase_create("faults");

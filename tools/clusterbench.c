@@ -40,7 +40,7 @@ struct options {
     cc_precision precision;
     char sizes[64], threads[64], streams[64], batches[64];
     char backends[64], inputs[64];
-    char list_copies[64]; /* for list inputs: how the CUDA backend copies */
+    char copies[64]; /* how the CUDA backend issues copies */
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
     bool accumulators; /* also time the spectrum and the hit map */
     bool image;        /* the finder images as it finds (--image) */
@@ -82,10 +82,11 @@ static void usage(FILE *out)
             "  --accumulators    also time what a plugin does with the\n"
             "                    clusters: cc_spectrum_add (sum, 400 bins on\n"
             "                    [0, 2000)) and cc_hitmap_add, per frame\n"
-            "  --list-copies LIST  for list inputs on CUDA: frames (one copy\n"
-            "                    a frame), batched (cudaMemcpyBatchAsync a\n"
-            "                    chunk), default (the backend's choice, the\n"
-            "                    default)\n"
+            "  --copies LIST     how CUDA issues copies of several buffers (a\n"
+            "                    list's frames in, a chunk's clusters out):\n"
+            "                    each (a cudaMemcpyAsync each), batched (one\n"
+            "                    cudaMemcpyBatchAsync), default (the backend's\n"
+            "                    choice, the default)\n"
             "  --cuda-shape STEPS,ROWS,COLS,THREADS[,CHUNK]\n"
             "                    CUDA frames a decide launch, tile, threads a\n"
             "                    block and frames a chunk (0: the backend's\n"
@@ -183,15 +184,14 @@ static uint16_t *frames_in(struct workload *work, enum input input,
     return frames;
 }
 
-static const char *const list_copy_names[] = {"default", "frames",
-                                              "batched"};
-enum { LIST_COPY_NAMES = 3 };
+static const char *const copies_names[] = {"default", "each", "batched"};
+enum { COPIES_NAMES = 3 };
 
 /* One configuration to measure. */
 struct run {
     cc_backend backend;
     enum input input;
-    uint32_t list_copy; /* CC__LIST_COPY_*, 0: the backend's choice */
+    uint32_t copies; /* CC__COPIES_*, 0: the backend's choice */
     uint32_t nx, ny, threads, streams, batch;
 };
 
@@ -259,7 +259,7 @@ static double bench_one(const struct options *options, struct workload *work,
         return -1;
     }
     struct cc__cuda_tuning tuning = options->shape;
-    tuning.list_copy = run->list_copy;
+    tuning.copies = run->copies;
     if (run->backend == CC_BACKEND_CUDA &&
         cc__finder_tune_cuda(finder, &tuning) != CC_OK) {
         fprintf(stderr, "clusterbench: the GPU cannot take that shape\n");
@@ -325,9 +325,9 @@ static double bench_one(const struct options *options, struct workload *work,
     *per_frame = (double)clusters_found / (double)frames_done;
     char input[32];
     snprintf(input, sizeof input, "%s", input_names[run->input]);
-    if (run->input == INPUT_LIST && run->list_copy != 0)
-        snprintf(input, sizeof input, "list (%s)",
-                 list_copy_names[run->list_copy]);
+    if (run->copies != 0)
+        snprintf(input, sizeof input, "%s (%s)", input_names[run->input],
+                 copies_names[run->copies]);
     char parallel[48];
     if (run->backend == CC_BACKEND_CUDA)
         snprintf(parallel, sizeof parallel, "%u streams%s", run->streams,
@@ -492,7 +492,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"repeats", required_argument, NULL, 'R'},
         {"precision", required_argument, NULL, 'P'},
         {"cuda-shape", required_argument, NULL, 'G'},
-        {"list-copies", required_argument, NULL, 'L'},
+        {"copies", required_argument, NULL, 'L'},
         {"accumulators", no_argument, NULL, 'A'},
         {"image", no_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
@@ -507,7 +507,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         case 't': list = options->threads; break;
         case 'T': list = options->streams; break;
         case 'b': list = options->batches; break;
-        case 'L': list = options->list_copies; break;
+        case 'L': list = options->copies; break;
         case 'r': options->rows = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'c': options->cols = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'f': options->frames = (uint32_t)strtoul(optarg, NULL, 10); break;
@@ -641,30 +641,30 @@ int main(int argc, char **argv)
         .rows = 400, .cols = 400, .frames = 256, .photons = 2330,
         .repeats = 5, .seconds = 1.0, .precision = CC_PRECISION_FLOAT,
         .sizes = "3,9", .threads = "1,0", .streams = "2", .batches = "16",
-        .backends = "cpu", .inputs = "pageable", .list_copies = "default"};
+        .backends = "cpu", .inputs = "pageable", .copies = "default"};
     if (parse_options(argc, argv, &options) != 0)
         return EXIT_FAILURE;
     struct workload work = {0};
     if (make_workload(&options, &work) != 0)
         return EXIT_FAILURE;
     char backends[8][16], inputs[4][16], sizes[8][16], threads[8][16],
-        streams[8][16], batches[8][16], list_copies[4][16];
+        streams[8][16], batches[8][16], copies[4][16];
     int n_backends = split(options.backends, backends, 8);
     int n_inputs = split(options.inputs, inputs, 4);
     int n_sizes = split(options.sizes, sizes, 8);
     int n_threads = split(options.threads, threads, 8);
     int n_streams = split(options.streams, streams, 8);
     int n_batches = split(options.batches, batches, 8);
-    int n_list_copies = split(options.list_copies, list_copies, 4);
-    uint32_t list_copy[4];
-    for (int c = 0; c < n_list_copies; c++) {
-        list_copy[c] = LIST_COPY_NAMES;
-        for (uint32_t m = 0; m < LIST_COPY_NAMES; m++)
-            if (strcmp(list_copies[c], list_copy_names[m]) == 0)
-                list_copy[c] = m;
-        if (list_copy[c] == LIST_COPY_NAMES) {
-            fprintf(stderr, "clusterbench: list copies are default, frames "
-                            "and batched\n");
+    int n_copies = split(options.copies, copies, 4);
+    uint32_t copies_way[4];
+    for (int c = 0; c < n_copies; c++) {
+        copies_way[c] = COPIES_NAMES;
+        for (uint32_t m = 0; m < COPIES_NAMES; m++)
+            if (strcmp(copies[c], copies_names[m]) == 0)
+                copies_way[c] = m;
+        if (copies_way[c] == COPIES_NAMES) {
+            fprintf(stderr, "clusterbench: copies are default, each and "
+                            "batched\n");
             return EXIT_FAILURE;
         }
     }
@@ -690,15 +690,15 @@ int main(int argc, char **argv)
         if (cuda && ceiling < 0)
             ceiling = measure_ceiling(&options, &work, largest_batch,
                                       frame_bytes, 0, "copy ceiling");
-        /* Every combination, the list's copies varying fastest. */
+        /* Every combination, the copies varying fastest. */
         int n_parallel = cuda ? n_streams : n_threads;
         int combinations =
-            n_sizes * n_inputs * n_parallel * n_batches * n_list_copies;
+            n_sizes * n_inputs * n_parallel * n_batches * n_copies;
         for (int n = 0; n < combinations; n++) {
-            int c = n % n_list_copies, b = n / n_list_copies % n_batches;
-            int p = n / n_list_copies / n_batches % n_parallel;
-            int i = n / n_list_copies / n_batches / n_parallel % n_inputs;
-            int s = n / n_list_copies / n_batches / n_parallel / n_inputs;
+            int c = n % n_copies, b = n / n_copies % n_batches;
+            int p = n / n_copies / n_batches % n_parallel;
+            int i = n / n_copies / n_batches / n_parallel % n_inputs;
+            int s = n / n_copies / n_batches / n_parallel / n_inputs;
             struct run run = {
                 .backend = cuda ? CC_BACKEND_CUDA : CC_BACKEND_CPU,
                 .threads = cuda ? 1 : (uint32_t)strtoul(threads[p], NULL, 10),
@@ -708,11 +708,10 @@ int main(int argc, char **argv)
             for (int kind = 0; kind < INPUTS; kind++)
                 if (strcmp(inputs[i], input_names[kind]) == 0)
                     run.input = (enum input)kind;
-            /* The list's copies matter only to lists on CUDA. */
-            bool list_on_cuda = cuda && run.input == INPUT_LIST;
-            if (c > 0 && !list_on_cuda)
+            /* The copies matter only to CUDA. */
+            if (c > 0 && !cuda)
                 continue;
-            run.list_copy = list_on_cuda ? list_copy[c] : 0;
+            run.copies = cuda ? copies_way[c] : 0;
             if (parse_size(sizes[s], &run.nx, &run.ny) != 0) {
                 fprintf(stderr, "clusterbench: bad size '%s'\n", sizes[s]);
                 return EXIT_FAILURE;

@@ -5,9 +5,9 @@
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
 # build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
 # sweep, bench, lists, threads, offline, mutations (those of
-# tools/mutate.sh for a GPU). lists times the ways of copying a list of
-# separate frames beside back-to-back frames and the copy ceilings, both
-# directions; threads the CPU backend on 1 to 16 threads. offline is
+# tools/mutate.sh for a GPU). lists times both ways of issuing copies
+# (clusterbench --copies) for back-to-back frames and for a list of
+# separate frames, beside the copy ceilings in both directions; threads the CPU backend on 1 to 16 threads. offline is
 # docs/benchmarks.md's run from disk. detail
 # keeps Nsight Compute's stall and source reports of the decide kernel in
 # $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
@@ -158,7 +158,7 @@ for step in "$@"; do
         $query ;;
     lists)
         log lists; cd $work/ndpluginclustercuda-*
-        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned,list --list-copies frames,batched --streams 4 --batches 64,1024 --frames 1024 --repeats 3 --seconds 0.5 | tee $OUT/bench_lists.md ;;
+        ./tools/clusterbench --backends cuda --sizes 3,9 --inputs pinned,list --copies each,batched --streams 4 --batches 64,1024 --frames 1024 --repeats 3 --seconds 0.5 | tee $OUT/bench_lists.md ;;
     threads)
         log threads; cd $work/ndpluginclustercuda-*
         nproc; grep -m 1 "model name" /proc/cpuinfo; grep -o -w -m 1 avx512f /proc/cpuinfo

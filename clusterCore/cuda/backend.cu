@@ -70,7 +70,7 @@ struct cc__cuda {
     struct slot slots[CC_STREAMS_MAX];
     uint32_t chunk_frames;
     cc__launch_shape shape;
-    int list_copy;       /* CC__LIST_COPY_*: a list's page-locked frames */
+    int copies;          /* CC__COPIES_*: how copies of several buffers go */
     cc__frame_geometry shape_geometry; /* the cluster size shapes fit */
     size_t shared_limit; /* shared memory a decide block may use */
     fixed_planes fixed;  /* device: what batches read */
@@ -358,7 +358,7 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
     /* Small enough that a batch's first copy and last extraction, which
      * nothing overlaps, stay short; large enough to keep host calls few. */
     cuda->chunk_frames = 16;
-    cuda->list_copy = CC__LIST_COPY_BATCHED;
+    cuda->copies = CC__COPIES_BATCHED;
     cuda->cells = (size_t)config->cluster_size_x * config->cluster_size_y;
     cuda->slot_clusters = first_slot_clusters(cuda);
     cuda->shape_geometry.half_x = config->cluster_size_x / 2;
@@ -399,10 +399,10 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
         shape.threads = tuning->threads;
     if (tuning->steps != 0)
         shape.steps = tuning->steps;
-    if (tuning->list_copy > CC__LIST_COPY_BATCHED)
+    if (tuning->copies > CC__COPIES_BATCHED)
         return CC_EINVAL;
-    if (tuning->list_copy != 0)
-        cuda->list_copy = (int)tuning->list_copy;
+    if (tuning->copies != 0)
+        cuda->copies = (int)tuning->copies;
     /* Asking for more frames a launch than fit means as many as fit. */
     shape.steps = fit_steps(cuda, shape);
     if (shape.steps == 0 || shape.threads % 32 != 0 ||
@@ -540,22 +540,22 @@ static int state_written(const struct cc__cuda *cuda, size_t launch)
     return (cuda->committed + 1 + (int)(launch % 2)) % 3;
 }
 
-/* A list's page-locked frames, copied together. One copy a frame costs
- * the copy engine a few microseconds each, a third of a 400 x 400
- * frame's time on the bus; one cudaMemcpyBatchAsync of many frames
+/* Copies of several buffers, issued together. One copy costs the copy
+ * engine a few microseconds besides its bytes, a third of a 400 x 400
+ * frame's time on the bus; one cudaMemcpyBatchAsync of many buffers
  * costs about what one copy of them back to back does (docs/benchmarks.md,
  * "Frame lists"). */
-enum { LIST_COPIES_MOST = 64 };
-struct list_copies {
+enum { COPIES_MOST = 64 };
+struct copies {
     size_t n;
-    void *to[LIST_COPIES_MOST];
-    const void *from[LIST_COPIES_MOST];
-    size_t bytes[LIST_COPIES_MOST];
+    void *to[COPIES_MOST];
+    const void *from[COPIES_MOST];
+    size_t bytes[COPIES_MOST];
 };
 
 /* cudaMemcpyBatchAsync as CUDA 13 declares it; before 13 the call took
- * other arguments, and the list is copied a frame at a time. */
-static cudaError_t copy_together(struct list_copies *copies,
+ * other arguments, and the copies are issued one by one. */
+static cudaError_t copy_together(struct copies *copies, size_t n,
                                  cudaStream_t stream)
 {
 #if CUDART_VERSION >= 13000
@@ -563,40 +563,59 @@ static cudaError_t copy_together(struct list_copies *copies,
     memset(&attributes, 0, sizeof attributes);
     attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
     size_t first = 0;
-    return cudaMemcpyBatchAsync(copies->to, copies->from, copies->bytes,
-                                copies->n, &attributes, &first, 1, stream);
+    return cudaMemcpyBatchAsync(copies->to, copies->from, copies->bytes, n,
+                                &attributes, &first, 1, stream);
 #else
     (void)copies;
+    (void)n;
     (void)stream;
     return cudaErrorNotSupported;
 #endif
 }
 
-static int flush_list_copies(struct cc__cuda *cuda, struct slot *slot,
-                             struct list_copies *copies, char *message)
+/* Enqueues the copies on stream and empties the list. */
+static int flush_copies(struct cc__cuda *cuda, struct copies *copies,
+                        cudaStream_t stream, const char *what,
+                        char *message)
 {
-    if (copies->n == 0)
+    size_t n = copies->n;
+    copies->n = 0;
+    if (n == 0)
         return CC_OK;
-    if (cuda->list_copy == CC__LIST_COPY_BATCHED) {
-        cudaError_t error = copy_together(copies, slot->copy);
+    if (cuda->copies == CC__COPIES_BATCHED) {
+        cudaError_t error = copy_together(copies, n, stream);
         bool unsupported = error == cudaErrorNotSupported ||
                            error == cudaErrorCallRequiresNewerDriver;
         if (!unsupported) {
-            copies->n = 0;
-            CUDA_TRY(error, "copying frames to the GPU");
+            CUDA_TRY(error, what);
             return CC_OK;
         }
-        /* A toolkit or driver without batched copies: a copy a frame,
-         * from now on. */
+        /* A toolkit or driver without batched copies: one by one, from
+         * now on. */
         cudaGetLastError();
-        cuda->list_copy = CC__LIST_COPY_FRAMES;
+        cuda->copies = CC__COPIES_EACH;
     }
-    for (size_t i = 0; i < copies->n; i++)
+    for (size_t i = 0; i < n; i++)
         CUDA_TRY(cudaMemcpyAsync(copies->to[i], copies->from[i],
-                                 copies->bytes[i], cudaMemcpyHostToDevice,
-                                 slot->copy),
-                 "copying frames to the GPU");
-    copies->n = 0;
+                                 copies->bytes[i], cudaMemcpyDefault, stream),
+                 what);
+    return CC_OK;
+}
+
+/* Adds a copy; enqueues the list first when it is full. */
+static int add_copy(struct cc__cuda *cuda, struct copies *copies, void *to,
+                    const void *from, size_t bytes, cudaStream_t stream,
+                    const char *what, char *message)
+{
+    if (copies->n == COPIES_MOST) {
+        int rc = flush_copies(cuda, copies, stream, what, message);
+        if (rc != CC_OK)
+            return rc;
+    }
+    copies->to[copies->n] = to;
+    copies->from[copies->n] = from;
+    copies->bytes[copies->n] = bytes;
+    copies->n++;
     return CC_OK;
 }
 
@@ -604,8 +623,8 @@ static int flush_list_copies(struct cc__cuda *cuda, struct slot *slot,
  * page-locked (or registered) memory, else through the slot's staging
  * buffer: one copy for back-to-back frames; for a list (its frames may
  * lie side by side in separate allocations, which one copy must not
- * span), its page-locked frames together (struct list_copies) and the
- * others one copy a frame. */
+ * span), its page-locked frames together (struct copies) and the others
+ * one copy a frame. */
 static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
                         const struct batch *batch, size_t first, size_t count,
                         char *message)
@@ -614,8 +633,9 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
     CUDA_TRY(cudaStreamWaitEvent(slot->copy, slot->decided, 0),
              "ordering a copy");
     bool staging_free = false;
-    struct list_copies copies;
+    struct copies copies;
     copies.n = 0;
+    const char *what = "copying frames to the GPU";
     for (size_t k = 0; k < count;) {
         const uint16_t *run = cc__frame_at(&batch->frames, first + k);
         size_t n = batch->frames.each == NULL ? count - k : 1;
@@ -623,16 +643,11 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
         uint16_t *to = slot->frames + k * cuda->pixels;
         bool locked = cc_host_is_locked(run);
         if (batch->frames.each != NULL && locked) {
-            copies.to[copies.n] = to;
-            copies.from[copies.n] = run;
-            copies.bytes[copies.n] = bytes;
-            copies.n++;
+            int rc = add_copy(cuda, &copies, to, run, bytes, slot->copy,
+                              what, message);
+            if (rc != CC_OK)
+                return rc;
             k++;
-            if (copies.n == LIST_COPIES_MOST) {
-                int rc = flush_list_copies(cuda, slot, &copies, message);
-                if (rc != CC_OK)
-                    return rc;
-            }
             continue;
         }
         const uint16_t *source = run;
@@ -651,7 +666,7 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
                  "copying frames to the GPU");
         k += n;
     }
-    int rc = flush_list_copies(cuda, slot, &copies, message);
+    int rc = flush_copies(cuda, &copies, slot->copy, what, message);
     if (rc != CC_OK)
         return rc;
     CUDA_TRY(cudaEventRecord(slot->copied, slot->copy), "recording a copy");
@@ -775,17 +790,22 @@ static int download_chunk(struct cc__cuda *cuda, struct batch *batch,
     }
     if (total != 0) {
         size_t at = batch->placed;
-        CUDA_TRY(cudaMemcpyAsync(out->x + at, slot->cluster_x, total * 2,
-                                 cudaMemcpyDeviceToHost, cuda->download),
-                 "copying clusters from the GPU");
-        CUDA_TRY(cudaMemcpyAsync(out->y + at, slot->cluster_y, total * 2,
-                                 cudaMemcpyDeviceToHost, cuda->download),
-                 "copying clusters from the GPU");
-        CUDA_TRY(cudaMemcpyAsync(out->values + at * cuda->cells,
-                                 slot->cluster_values,
-                                 total * cuda->cells * 4,
-                                 cudaMemcpyDeviceToHost, cuda->download),
-                 "copying clusters from the GPU");
+        const char *what = "copying clusters from the GPU";
+        struct copies copies;
+        copies.n = 0;
+        int rc = add_copy(cuda, &copies, out->x + at, slot->cluster_x,
+                          total * 2, cuda->download, what, message);
+        if (rc == CC_OK)
+            rc = add_copy(cuda, &copies, out->y + at, slot->cluster_y,
+                          total * 2, cuda->download, what, message);
+        if (rc == CC_OK)
+            rc = add_copy(cuda, &copies, out->values + at * cuda->cells,
+                          slot->cluster_values, total * cuda->cells * 4,
+                          cuda->download, what, message);
+        if (rc == CC_OK)
+            rc = flush_copies(cuda, &copies, cuda->download, what, message);
+        if (rc != CC_OK)
+            return rc;
     }
     CUDA_TRY(cudaEventRecord(slot->downloaded, cuda->download),
              "recording a copy");
