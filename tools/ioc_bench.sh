@@ -35,6 +35,11 @@ usage: ioc_bench.sh [options]
   --seconds T               measured seconds per run (default 10)
   --warmup T                seconds streamed before measuring (default 2)
   --hdf5 off|on|both        NDFileHDF5 writing the clusters (default both)
+  --compression NAME        NDFileHDF5's compression of the clusters: none,
+                            zlib (level 1), szip, blosc-lz4, blosc-zstd
+                            (level 5, byte shuffle), bslz4, lz4 (default none)
+  --chunk-frames N          NDFileHDF5's NumFramesChunks: arrays an HDF5
+                            chunk holds (default 1)
   --cycle K                 MoenchCycleFrames (default 500)
   --max-clusters N          MaxClusters, rows of each output array (default 3000)
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
@@ -62,10 +67,11 @@ EOF
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
 max_batch=64 queue=2000 files="" source_threads="" ring=0
-imaging=off window=off subpixels=5
+imaging=off window=off subpixels=5 compression=none chunk_frames=1
 script_option() {
     case $1 in
     --imaging) imaging=$2 ;; --window) window=$2 ;; --subpixels) subpixels=$2 ;;
+    --compression) compression=$2 ;; --chunk-frames) chunk_frames=$2 ;;
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
@@ -79,6 +85,17 @@ script_option() {
 parse_options "$@"
 case $backend in cpu|cuda|auto) ;; *) usage >&2; exit 2 ;; esac
 case $imaging in off|on) ;; *) usage >&2; exit 2 ;; esac
+# NDFileHDF5's settings for each --compression (its Compression menu).
+case $compression in
+none) hdf5_compression="Compression:0" ;;
+zlib) hdf5_compression="Compression:3 ZLevel:1" ;;
+szip) hdf5_compression="Compression:2" ;;
+blosc-lz4) hdf5_compression="Compression:4 BloscCompressor:1 BloscLevel:5 BloscShuffle:1" ;;
+blosc-zstd) hdf5_compression="Compression:4 BloscCompressor:5 BloscLevel:5 BloscShuffle:1" ;;
+bslz4) hdf5_compression="Compression:5" ;;
+lz4) hdf5_compression="Compression:6" ;;
+*) usage >&2; exit 2 ;;
+esac
 case $hdf5 in off) hdf5_modes=0 ;; on) hdf5_modes=1 ;; both) hdf5_modes="0 1" ;;
     *) usage >&2; exit 2 ;; esac
 export PINNED_ARRAYS=$pinned
@@ -119,7 +136,7 @@ hdf5_start() {
     # NumCapture 0: until stopped (a large number would size HDF5's chunk
     # cache and NDFileHDF5's performance buffer by it).
     puts "$H" AutoIncrement:1 FileWriteMode:2 LazyOpen:1 NumCapture:0 \
-        EnableCallbacks:1
+        $hdf5_compression NumFramesChunks:"$chunk_frames" EnableCallbacks:1
     "$caput" -w 1 "${H}Capture" 1 >/dev/null 2>&1 || true
 }
 hdf5_stop() {
@@ -173,32 +190,34 @@ run() {
         -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
         -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \
         -v finder_cpu="$((ft1 - ft0))" -v output_cpu="$((ot1 - ot0))" \
-        -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" '
+        -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" \
+        -v compression="$compression" -v chunk="$chunk_frames" '
         # A sample Channel Access could not take (an IOC saturating every
         # CPU starves its server) is left out.
         NF == 3 { n++; batch += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
         END {
             queue = n ? sprintf("%d/%d (mean %.0f)", qmin, qsize, qsum / n) : "no samples"
             b = n ? sprintf("%.1f", batch / n) : "-"; f = n ? sprintf("%.3f", finder / n) : "-"
-            printf "| %s | %s | %.0f | %d | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s |\n",
-                rate == 0 ? "max" : rate, hdf5 ? "Stream" : "off", s / t, sd, p / t, d,
+            printf "| %s | %s | %.0f | %d | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s | %s |\n",
+                rate == 0 ? "max" : rate, hdf5 ? "Stream, " compression ", " chunk " a chunk" : "off", s / t, sd, p / t, d,
                 hdf5 ? hd : "-", queue, b, f,
                 s ? source_cpu / tck / s * 1e6 : 0, p ? plugin_cpu / tck / p * 1e6 : 0,
                 p ? finder_cpu / tck / p * 1e6 : 0, p ? output_cpu / tck / p * 1e6 : 0,
                 cpu / tck / t, (busy - cpu) / tck / t, p ? k / p : 0,
-                hdf5 && written ? sprintf("%.0f", bytes / written * h / 1048576 / t) : "-"
+                hdf5 && written ? sprintf("%.0f", bytes / written * h / 1048576 / t) : "-",
+                hdf5 && written ? sprintf("%.1f", bytes / written / 1024) : "-"
         }' "$work/samples"
 }
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate asked (frames/s) | HDF5 | source frames/s | source dropped | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | finder thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| rate asked (frames/s) | HDF5 | source frames/s | source dropped | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | finder thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s | HDF5 KiB/array on disk |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for with_hdf5 in $hdf5_modes; do
     for rate in ${rates//,/ }; do
         say "rate ${rate/#0/max}, HDF5 $([ "$with_hdf5" = 1 ] && echo on || echo off)"

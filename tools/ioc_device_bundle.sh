@@ -12,6 +12,9 @@
 #             libstdc++ or libgcc_s, which every target has
 #   ioc/ db/ adcore/db/ iocBoot/   iocClusterCUDA.dbd, our templates,
 #             ADCore's, and st.cmd
+#   hdf5-plugins/  the HDF5 filter plugins beside the build's HDF5 (Debian's
+#             hdf5-filter-plugin, hdf5-filter-plugin-blosc-serial: LZ4 and
+#             Blosc for NDFileHDF5's compression), when installed
 #   tools/    ioc_bench.sh, ioc_source_bench.sh, ioc_soak.sh, ioc_lib.sh,
 #             ioc_process.sh
 #   tests/    the IOC tests that need the GPU (ioc_gpu_fault.sh) and what
@@ -64,12 +67,17 @@ if [ -x "$sls_ioc" ]; then
 fi
 
 rm -rf "$bundle"
-mkdir -p "$bundle"/{bin,lib,ioc,db,adcore/db,iocBoot/iocClusterCUDA,tools}
+mkdir -p "$bundle"/{bin,lib,hdf5-plugins,ioc,db,adcore/db,iocBoot/iocClusterCUDA,tools}
 source_totals=$build/tools/.libs/source_totals
 [ -x "$source_totals" ] || source_totals=$build/tools/source_totals
 programs="$ioc_bin $epics_bin/caget $epics_bin/caput $epics_bin/camonitor $source_totals $sls_programs"
 cp "$ioc_bin" "$epics_bin/caget" "$epics_bin/caput" "$epics_bin/camonitor" $sls_programs "$bundle/bin/"
 cp "$source_totals" "$bundle/tools/"        # where ioc_soak.sh --build finds it
+# HDF5 loads its filter plugins from the folder beside its library.
+hdf5_lib=$(LD_LIBRARY_PATH=$build_libs ldd "$ioc_bin" | awk '/libhdf5/ {print $3; exit}')
+hdf5_plugins=$(dirname "${hdf5_lib:-/none}")/hdf5/serial/plugins
+[ -d "$hdf5_plugins" ] && cp "$hdf5_plugins"/*.so "$bundle/hdf5-plugins/" 2>/dev/null
+programs="$programs $(ls "$bundle"/hdf5-plugins/*.so 2>/dev/null | tr '\n' ' ')"
 
 # Every library the programs need, under the name they ask for.
 LD_LIBRARY_PATH=$build_libs ldd $programs 2>/dev/null |
@@ -125,7 +133,7 @@ cat >"$bundle/run.sh" <<'EOF'
 #                    pageable arrays, the CPU backend, 5 s a run (about
 #                    6 minutes); markdown and IOC logs into $OUT (default .)
 here=$(cd "$(dirname "$0")" && pwd)
-export LD_LIBRARY_PATH=$here/lib
+export LD_LIBRARY_PATH=$here/lib HDF5_PLUGIN_PATH=$here/hdf5-plugins
 # Programs and libraries that travel compressed are unpacked once.
 for packed in "$here"/lib/*.gz "$here"/bin/*.gz; do
     [ -e "$packed" ] && [ ! -e "${packed%.gz}" ] || continue
@@ -173,7 +181,7 @@ chmod +x "$bundle/run.sh"
 
 # The check: with LD_LIBRARY_PATH on lib/ alone, every dependency of every
 # program and library is in lib/ or is the system's C and C++ runtime.
-bad=$(LD_LIBRARY_PATH=$bundle/lib ldd "$bundle"/bin/* "$bundle"/lib/* "$bundle/tools/source_totals" 2>&1 |
+bad=$(LD_LIBRARY_PATH=$bundle/lib ldd "$bundle"/bin/* "$bundle"/lib/* $(ls "$bundle"/hdf5-plugins/*.so 2>/dev/null) "$bundle/tools/source_totals" 2>&1 |
     awk -v lib="$bundle/lib/" '
         /:$/ { file = $1; next }
         $2 == "=>" && $3 == "not" { print file, $1, "not found"; next }
@@ -184,5 +192,5 @@ bad=$(LD_LIBRARY_PATH=$bundle/lib ldd "$bundle"/bin/* "$bundle"/lib/* "$bundle/t
 # unpacks it.
 for big in $(find "$bundle/lib" "$bundle/bin" -type f -size +1M); do gzip -9 "$big"; done
 size=$(du -sm "$bundle" | cut -f1)
-say "$bundle: $(ls "$bundle/lib" | wc -l) libraries, $size MiB; every library resolves into lib/ or to glibc/libstdc++"
+say "$bundle: $(ls "$bundle/lib" | wc -l) libraries, $(ls "$bundle/hdf5-plugins" | wc -l) HDF5 filter plugins, $size MiB; every library resolves into lib/ or to glibc/libstdc++"
 [ "$size" -lt 60 ] || say "warning: $size MiB, over the 60 MiB budget"
