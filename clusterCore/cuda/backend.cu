@@ -401,8 +401,6 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
         shape.steps = tuning->steps;
     if (tuning->copies > CC__COPIES_BATCHED)
         return CC_EINVAL;
-    if (tuning->copies != 0)
-        cuda->copies = (int)tuning->copies;
     /* Asking for more frames a launch than fit means as many as fit. */
     shape.steps = fit_steps(cuda, shape);
     if (shape.steps == 0 || shape.threads % 32 != 0 ||
@@ -410,6 +408,8 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
                                                cuda->real_size))
         return CC_EINVAL;
     cuda->shape = shape;
+    if (tuning->copies != 0)
+        cuda->copies = (int)tuning->copies;
     if (tuning->chunk_frames != 0 && tuning->chunk_frames != cuda->chunk_frames) {
         cudaSetDevice(cuda->device);
         cudaDeviceSynchronize();
