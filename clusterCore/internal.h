@@ -411,7 +411,7 @@ int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
  * docs/benchmarks.md compares them). */
 enum { CC__COPIES_EACH = 1, CC__COPIES_BATCHED };
 
-/* How the CUDA backend tiles frames and copies lists, for tests and
+/* How the CUDA backend tiles frames and issues copies, for tests and
  * benchmarks that vary it: 0 keeps the backend's choice. */
 struct cc__cuda_tuning {
     uint32_t chunk_frames, steps, tile_rows, tile_cols, threads;

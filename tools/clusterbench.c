@@ -184,6 +184,7 @@ static uint16_t *frames_in(struct workload *work, enum input input,
     return frames;
 }
 
+/* Indexed by CC__COPIES_* (0: the backend's choice). */
 static const char *const copies_names[] = {"default", "each", "batched"};
 enum { COPIES_NAMES = 3 };
 

@@ -23,7 +23,7 @@
 # the kit's), $WORK the folder it is built in (default /tmp/ccbuild).
 set -u
 here=$(cd "${GPU_KIT:-.device}" && pwd)
-tarball=$(cd "$(dirname "${TARBALL:-$here/ndpluginclustercuda-*.tar.gz}")" && pwd)/$(basename ${TARBALL:-$here/ndpluginclustercuda-*.tar.gz})
+tarball=$(realpath ${TARBALL:-$here/ndpluginclustercuda-*.tar.gz})
 tools=$(cd "$(dirname "$0")" && pwd)
 # The test cases of tests/gpu, each racechecked in a process of its own.
 gpu_cases="full odd cap masked images moves rounding faults"

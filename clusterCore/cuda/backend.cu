@@ -790,20 +790,13 @@ static int download_chunk(struct cc__cuda *cuda, struct batch *batch,
     }
     if (total != 0) {
         size_t at = batch->placed;
-        const char *what = "copying clusters from the GPU";
-        struct copies copies;
-        copies.n = 0;
-        int rc = add_copy(cuda, &copies, out->x + at, slot->cluster_x,
-                          total * 2, cuda->download, what, message);
-        if (rc == CC_OK)
-            rc = add_copy(cuda, &copies, out->y + at, slot->cluster_y,
-                          total * 2, cuda->download, what, message);
-        if (rc == CC_OK)
-            rc = add_copy(cuda, &copies, out->values + at * cuda->cells,
-                          slot->cluster_values, total * cuda->cells * 4,
-                          cuda->download, what, message);
-        if (rc == CC_OK)
-            rc = flush_copies(cuda, &copies, cuda->download, what, message);
+        struct copies copies = {
+            3,
+            {out->x + at, out->y + at, out->values + at * cuda->cells},
+            {slot->cluster_x, slot->cluster_y, slot->cluster_values},
+            {total * 2, total * 2, total * cuda->cells * 4}};
+        int rc = flush_copies(cuda, &copies, cuda->download,
+                              "copying clusters from the GPU", message);
         if (rc != CC_OK)
             return rc;
     }

@@ -138,7 +138,6 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         if (cpu->scratch != NULL)
             cpu->workers[t].clusters = cpu->scratch[t];
     }
-    find_neighbours(cpu->workers, threads, config->cluster_size_y / 2);
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
         return cc__message(message, rc, "no memory for the CPU backend's "
@@ -146,6 +145,7 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
                                         " pixels",
                            config->rows, config->cols);
     }
+    find_neighbours(cpu->workers, threads, config->cluster_size_y / 2);
     rc = cc__pool_new(&cpu->pool, threads);
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
