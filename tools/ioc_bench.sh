@@ -9,7 +9,7 @@
 #   source and plugin frames/s (ArrayCounter rates), frames the source
 #   lost for want of a free NDArray (NumImagesCounter less ArrayCounter,
 #   read a moment apart: a difference below 0 reads as 0), dropped arrays of the plugin and of
-#   the HDF5 writer, the plugin's queue (least free / size),
+#   the HDF5 writers (and Scatter1), the plugin's queue (least free / size),
 #   LastBatch_RBV and FinderTime_RBV (means of samples every 0.5 s: arrays
 #   per core call, core time per array), the CPU time per frame of the
 #   source's thread, of the plugin's thread (which gathers the arrays),
@@ -40,6 +40,9 @@ usage: ioc_bench.sh [options]
                             (level 5, byte shuffle), bslz4, lz4 (default none)
   --chunk-frames N          NDFileHDF5's NumFramesChunks: arrays an HDF5
                             chunk holds (default 1)
+  --hdf5-writers N          NDFileHDF5 plugins writing, 1 to 4: HDF1 on the
+                            finder, or HDF1 to HDFN behind Scatter1, each
+                            array to one of them (default 1)
   --cycle K                 MoenchCycleFrames (default 500)
   --max-clusters N          MaxClusters, rows of each output array (default 3000)
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
@@ -67,11 +70,12 @@ EOF
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
 max_batch=64 queue=2000 files="" source_threads="" ring=0
-imaging=off window=off subpixels=5 compression=none chunk_frames=1
+imaging=off window=off subpixels=5 compression=none chunk_frames=1 writers=1
 script_option() {
     case $1 in
     --imaging) imaging=$2 ;; --window) window=$2 ;; --subpixels) subpixels=$2 ;;
     --compression) compression=$2 ;; --chunk-frames) chunk_frames=$2 ;;
+    --hdf5-writers) writers=$2 ;;
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
@@ -96,6 +100,7 @@ bslz4) hdf5_compression="Compression:5" ;;
 lz4) hdf5_compression="Compression:6" ;;
 *) usage >&2; exit 2 ;;
 esac
+case $writers in 1|2|3|4) ;; *) usage >&2; exit 2 ;; esac
 case $hdf5 in off) hdf5_modes=0 ;; on) hdf5_modes=1 ;; both) hdf5_modes="0 1" ;;
     *) usage >&2; exit 2 ;; esac
 export PINNED_ARRAYS=$pinned
@@ -128,30 +133,60 @@ if [ "$imaging" = on ]; then
     say "imaging: $(getstr "${C}StatusMessage_RBV")"
 fi
 
-# HDF5 in Stream mode, every cluster array, one file per run.
+# The writers' prefixes: HDF1 on the finder, or HDF1 to HDFN behind
+# Scatter1 (iocBoot/clusterWriters.cmd), which hands each array to one.
+hdf5_writers=""
+for w in $(seq "$writers"); do hdf5_writers="$hdf5_writers ${P}HDF$w:"; done
+scatter=${P}Scatter1:
+if [ "$writers" -gt 1 ]; then
+    put "${H}NDArrayPort" SCATTER1
+    put "${scatter}EnableCallbacks" 1
+fi
+
+# HDF5 in Stream mode, every cluster array, one file per writer and run.
 hdf5_start() {
-    putstr "${H}FilePath" "$files/"
-    putstr "${H}FileName" "bench"
-    putstr "${H}FileTemplate" "%s%s_%d.h5"
-    # NumCapture 0: until stopped (a large number would size HDF5's chunk
-    # cache and NDFileHDF5's performance buffer by it).
-    puts "$H" AutoIncrement:1 FileWriteMode:2 LazyOpen:1 NumCapture:0 \
-        $hdf5_compression NumFramesChunks:"$chunk_frames" EnableCallbacks:1
-    "$caput" -w 1 "${H}Capture" 1 >/dev/null 2>&1 || true
+    local writer
+    for writer in $hdf5_writers; do
+        putstr "${writer}FilePath" "$files/"
+        putstr "${writer}FileName" "bench_${writer%:}"
+        putstr "${writer}FileTemplate" "%s%s_%d.h5"
+        # NumCapture 0: until stopped (a large number would size HDF5's
+        # chunk cache and NDFileHDF5's performance buffer by it).
+        puts "$writer" AutoIncrement:1 FileWriteMode:2 LazyOpen:1 NumCapture:0 \
+            $hdf5_compression NumFramesChunks:"$chunk_frames" EnableCallbacks:1
+        "$caput" -w 1 "${writer}Capture" 1 >/dev/null 2>&1 || true
+    done
 }
 hdf5_stop() {
-    "$caput" -w 1 "${H}Capture" 0 >/dev/null 2>&1 || true
-    wait_for "${H}Capture_RBV" 0 120 || say "HDF5 capture did not stop"
-    hdf5_frames=$(get "${H}NumCaptured_RBV")
+    local writer
+    hdf5_frames=0
+    for writer in $hdf5_writers; do
+        "$caput" -w 1 "${writer}Capture" 0 >/dev/null 2>&1 || true
+        wait_for "${writer}Capture_RBV" 0 120 || say "${writer} capture did not stop"
+        hdf5_frames=$((hdf5_frames + $(get "${writer}NumCaptured_RBV")))
+        put "${writer}EnableCallbacks" 0
+    done
     hdf5_bytes=$(du -cb "$files"/bench_*.h5 2>/dev/null | awk 'END{print $1 + 0}')
     rm -f "$files"/bench_*.h5
-    put "${H}EnableCallbacks" 0
+}
+# sum PV_SUFFIX PREFIX...: PREFIX+PV_SUFFIX summed over the prefixes.
+sum() {
+    local suffix=$1 prefix total=0
+    shift
+    for prefix in "$@"; do total=$((total + $(get "$prefix$suffix"))); done
+    echo "$total"
 }
 
 counters() { # source, plugin and HDF5 counters, drops, clusters, source frames taken
-    get "${S}ArrayCounter_RBV" "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" \
-        "${H}ArrayCounter_RBV" "${H}DroppedArrays_RBV" "${C}TotalClusters_RBV" \
-        "${S}NumImagesCounter_RBV" | tr '\n' ' '
+    local hdf5_arrays hdf5_dropped
+    # Arrays taken by the writers, and dropped by them or by Scatter1.
+    # shellcheck disable=SC2086
+    hdf5_arrays=$(sum ArrayCounter_RBV $hdf5_writers)
+    # shellcheck disable=SC2086
+    hdf5_dropped=$(sum DroppedArrays_RBV $hdf5_writers $([ "$writers" -gt 1 ] && echo "$scatter"))
+    echo "$(get "${S}ArrayCounter_RBV" "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" |
+        tr '\n' ' ')$hdf5_arrays $hdf5_dropped $(get "${C}TotalClusters_RBV" \
+        "${S}NumImagesCounter_RBV" | tr '\n' ' ')"
 }
 
 # One run: RATE HDF5 -> a table row.
@@ -191,7 +226,7 @@ run() {
         -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \
         -v finder_cpu="$((ft1 - ft0))" -v output_cpu="$((ot1 - ot0))" \
         -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" \
-        -v compression="$compression" -v chunk="$chunk_frames" '
+        -v compression="$compression" -v chunk="$chunk_frames" -v writers="$writers" '
         # A sample Channel Access could not take (an IOC saturating every
         # CPU starves its server) is left out.
         NF == 3 { n++; batch += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
@@ -199,7 +234,7 @@ run() {
             queue = n ? sprintf("%d/%d (mean %.0f)", qmin, qsize, qsum / n) : "no samples"
             b = n ? sprintf("%.1f", batch / n) : "-"; f = n ? sprintf("%.3f", finder / n) : "-"
             printf "| %s | %s | %.0f | %d | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s | %s |\n",
-                rate == 0 ? "max" : rate, hdf5 ? "Stream, " compression ", " chunk " a chunk" : "off", s / t, sd, p / t, d,
+                rate == 0 ? "max" : rate, hdf5 ? "Stream, " compression ", " chunk " a chunk" (writers > 1 ? ", " writers " writers" : "") : "off", s / t, sd, p / t, d,
                 hdf5 ? hd : "-", queue, b, f,
                 s ? source_cpu / tck / s * 1e6 : 0, p ? plugin_cpu / tck / p * 1e6 : 0,
                 p ? finder_cpu / tck / p * 1e6 : 0, p ? output_cpu / tck / p * 1e6 : 0,
@@ -211,7 +246,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-writers $writers --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
