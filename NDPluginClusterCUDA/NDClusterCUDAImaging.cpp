@@ -310,7 +310,7 @@ NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
     cc_interpolator_flatness(image_, flatness); /* 0 for S = 1 or empty */
     const size_t s = (size_t)imaging_.subpixels;
     size_t dims[2] = {(size_t)imaging_.cols * s, (size_t)imaging_.rows * s};
-    NDArray *pImage = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
+    NDArray *pImage = outputPool_->alloc(2, dims, NDUInt32, 0, NULL);
     if (pImage == NULL) {
         snprintf(message, CC_MESSAGE_SIZE,
                  "no NDArray for the interpolated image: the pool is "

@@ -122,7 +122,7 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
 {
     size_t cells = (size_t)frame.size_x * frame.size_y;
     size_t dims[2] = {2 + cells, (size_t)(maxClusters > 0 ? maxClusters : 1)};
-    NDArray *pOut = pNDArrayPool->alloc(2, dims, NDInt32, 0, NULL);
+    NDArray *pOut = outputPool_->alloc(2, dims, NDInt32, 0, NULL);
     if (pOut == NULL)
         return NULL;
     epicsInt32 *row = (epicsInt32 *)pOut->pData;
@@ -192,7 +192,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     unpublished_ = false;
     size_t pixels = (size_t)rows_ * cols_;
     size_t dims[2] = {(size_t)cols_, (size_t)rows_};
-    NDArray *pHits = pNDArrayPool->alloc(2, dims, NDUInt32, 0, NULL);
+    NDArray *pHits = outputPool_->alloc(2, dims, NDUInt32, 0, NULL);
     uint32_t *hits = pHits != NULL ? (uint32_t *)pHits->pData : NULL;
     uint32_t bins = cc_spectrum_bins(accumulators_[0].spectrum);
     std::fill(spectrumCounts_, spectrumCounts_ + bins, 0.0);
@@ -282,7 +282,7 @@ void NDPluginClusterCUDA::makeMaps(NDArray *maps[3])
     const size_t pixels = (size_t)rows_ * cols_;
     size_t dims[2] = {(size_t)cols_, (size_t)rows_};
     for (int i = 0; i < 3; i++) {
-        maps[i] = pNDArrayPool->alloc(2, dims, i < 2 ? NDFloat32 : NDUInt8, 0,
+        maps[i] = outputPool_->alloc(2, dims, i < 2 ? NDFloat32 : NDUInt8, 0,
                                       NULL);
         if (maps[i] == NULL)
             continue;

@@ -333,6 +333,12 @@ private:
      * waveform copies and the noise scratch. */
     epicsMutex finderLock_;
     cc_finder *finder_;
+    /* The pool of the arrays the plugin makes (clusters, hit map, maps,
+     * image), maxMemory at most. Not the source's, which NDPluginDriver
+     * points pNDArrayPool at: every array reserved or released takes its
+     * pool's lock, and the source's is taken for every frame already. It
+     * lives as long as the IOC: arrays handed on may outlive the plugin. */
+    NDArrayPool *outputPool_;
     /* One part of the spectrum and hit map per output thread. */
     Accumulator accumulators_[MAX_OUTPUT_THREADS];
     /* Batch number k lives in batches_[k % batchSlots_] from the moment

@@ -1,14 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""ioc_hdf5.py: checks that the HDF5 files written by NDFileHDF5 from the
-plugin's address 0 hold, frame by frame, the clusters of a .clust file.
+"""ioc_hdf5.py: checks that an HDF5 file written by NDFileHDF5 from the
+plugin's address 0 holds, frame by frame, the clusters of a .clust file.
 
-usage: ioc_hdf5.py FILE.h5 [FILE.h5...] OURS.clust
+usage: ioc_hdf5.py FILE.h5 OURS.clust
 
 Each HDF5 frame is an int32 array [MaxClusters, 2 + 9] (x, y, values) whose
-first NumClusters rows are the clusters; the rest must be zero. Several
-files (writers behind NDPluginScatter, each given some of the arrays) are
-read as one run in NDArrayUniqueId order: every frame must be in exactly
-one of them.
+first NumClusters rows are the clusters; the rest must be zero.
 """
 import sys
 
@@ -32,33 +29,14 @@ def read_clust(path):
     return frames
 
 
-def read_h5(paths):
-    """The frames and NumClusters of the files, in NDArrayUniqueId order,
-    and the uniqueIds."""
-    data, counts, ids = [], [], []
-    for path in paths:
-        with h5py.File(path, 'r') as h5:
-            data.append(h5['/entry/data/data'][()])
-            attributes = h5['/entry/instrument/NDAttributes']
-            counts.append(attributes['NumClusters'][()])
-            ids.append(attributes['NDArrayUniqueId'][()])
-    ids = np.concatenate(ids)
-    order = np.argsort(ids, kind='stable')
-    return np.concatenate(data)[order], np.concatenate(counts)[order], ids[order]
-
-
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    h5_paths, clust_path = sys.argv[1:-1], sys.argv[-1]
+    h5_path, clust_path = sys.argv[1:3]
     ours = read_clust(clust_path)
-    data, counts, ids = read_h5(h5_paths)
-    if len(np.unique(ids)) != len(ids):
-        print("FAIL: a frame is in the HDF5 files more than once")
-        return 1
+    with h5py.File(h5_path, 'r') as h5:
+        data = h5['/entry/data/data'][()]
+        counts = h5['/entry/instrument/NDAttributes/NumClusters'][()]
     if len(data) != len(ours):
-        print("FAIL: %d frames in the HDF5 files, %d in the .clust" % (len(data), len(ours)))
+        print("FAIL: %d frames in the HDF5 file, %d in the .clust" % (len(data), len(ours)))
         return 1
     for k, (frame, want) in enumerate(zip(data, ours)):
         n = len(want)
@@ -69,7 +47,7 @@ def main():
             print("FAIL: frame %d: the clusters differ" % k)
             return 1
     print("%s: %d frames, %d clusters, as in %s"
-          % (" + ".join(h5_paths), len(data), sum(len(f) for f in ours), clust_path))
+          % (h5_path, len(data), sum(len(f) for f in ours), clust_path))
     return 0
 
 

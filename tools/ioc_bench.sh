@@ -9,13 +9,15 @@
 #   source and plugin frames/s (ArrayCounter rates), frames the source
 #   lost for want of a free NDArray (NumImagesCounter less ArrayCounter,
 #   read a moment apart: a difference below 0 reads as 0), dropped arrays of the plugin and of
-#   the HDF5 writers (and Scatter1), the plugin's queue (least free / size),
+#   the HDF5 writer, the plugin's queue (least free / size),
 #   LastBatch_RBV and FinderTime_RBV (means of samples every 0.5 s: arrays
 #   per core call, core time per array), the CPU time per frame of the
 #   source's thread, of the plugin's thread (which gathers the arrays),
 #   of its finder thread (the core's calls) and of its output threads
 #   together (spectrum, hit map, cluster arrays):
 #   a thread whose time per frame nears the frame period is the bound;
+#   the waits per frame (voluntary context switches) of the source's and
+#   the plugin's threads, which show a thread held up by locks or queues;
 #   the IOC's CPU
 #   (utime + stime from /proc, in cores) and everything else's on the
 #   machine (from /proc/stat), which shows what else was running.
@@ -40,9 +42,10 @@ usage: ioc_bench.sh [options]
                             (level 5, byte shuffle), bslz4, lz4 (default none)
   --chunk-frames N          NDFileHDF5's NumFramesChunks: arrays an HDF5
                             chunk holds (default 1)
-  --hdf5-writers N          NDFileHDF5 plugins writing, 1 to 4: HDF1 on the
-                            finder, or HDF1 to HDFN behind Scatter1, each
-                            array to one of them (default 1)
+  --hdf5-attributes yes|no  NDFileHDF5's StoreAttr and StorePerform: the
+                            arrays' attributes (NumClusters, UniqueId, ...)
+                            and timings, each a dataset written per array
+                            (default yes)
   --cycle K                 MoenchCycleFrames (default 500)
   --max-clusters N          MaxClusters, rows of each output array (default 3000)
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
@@ -70,12 +73,13 @@ EOF
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
 max_batch=64 queue=2000 files="" source_threads="" ring=0
-imaging=off window=off subpixels=5 compression=none chunk_frames=1 writers=1
+imaging=off window=off subpixels=5 compression=none chunk_frames=1
+hdf5_attributes=yes
 script_option() {
     case $1 in
     --imaging) imaging=$2 ;; --window) window=$2 ;; --subpixels) subpixels=$2 ;;
     --compression) compression=$2 ;; --chunk-frames) chunk_frames=$2 ;;
-    --hdf5-writers) writers=$2 ;;
+    --hdf5-attributes) hdf5_attributes=$2 ;;
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
     --rates) rates=$2 ;; --seconds) seconds=$2 ;; --warmup) warmup=$2 ;;
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
@@ -100,7 +104,7 @@ bslz4) hdf5_compression="Compression:5" ;;
 lz4) hdf5_compression="Compression:6" ;;
 *) usage >&2; exit 2 ;;
 esac
-case $writers in 1|2|3|4) ;; *) usage >&2; exit 2 ;; esac
+case $hdf5_attributes in yes) store=1 ;; no) store=0 ;; *) usage >&2; exit 2 ;; esac
 case $hdf5 in off) hdf5_modes=0 ;; on) hdf5_modes=1 ;; both) hdf5_modes="0 1" ;;
     *) usage >&2; exit 2 ;; esac
 export PINNED_ARRAYS=$pinned
@@ -133,60 +137,31 @@ if [ "$imaging" = on ]; then
     say "imaging: $(getstr "${C}StatusMessage_RBV")"
 fi
 
-# The writers' prefixes: HDF1 on the finder, or HDF1 to HDFN behind
-# Scatter1 (iocBoot/clusterWriters.cmd), which hands each array to one.
-hdf5_writers=""
-for w in $(seq "$writers"); do hdf5_writers="$hdf5_writers ${P}HDF$w:"; done
-scatter=${P}Scatter1:
-if [ "$writers" -gt 1 ]; then
-    put "${H}NDArrayPort" SCATTER1
-    put "${scatter}EnableCallbacks" 1
-fi
-
-# HDF5 in Stream mode, every cluster array, one file per writer and run.
+# HDF5 in Stream mode, every cluster array, one file per run.
 hdf5_start() {
-    local writer
-    for writer in $hdf5_writers; do
-        putstr "${writer}FilePath" "$files/"
-        putstr "${writer}FileName" "bench_${writer%:}"
-        putstr "${writer}FileTemplate" "%s%s_%d.h5"
-        # NumCapture 0: until stopped (a large number would size HDF5's
-        # chunk cache and NDFileHDF5's performance buffer by it).
-        puts "$writer" AutoIncrement:1 FileWriteMode:2 LazyOpen:1 NumCapture:0 \
-            $hdf5_compression NumFramesChunks:"$chunk_frames" EnableCallbacks:1
-        "$caput" -w 1 "${writer}Capture" 1 >/dev/null 2>&1 || true
-    done
+    putstr "${H}FilePath" "$files/"
+    putstr "${H}FileName" "bench"
+    putstr "${H}FileTemplate" "%s%s_%d.h5"
+    # NumCapture 0: until stopped (a large number would size HDF5's chunk
+    # cache and NDFileHDF5's performance buffer by it).
+    puts "$H" AutoIncrement:1 FileWriteMode:2 LazyOpen:1 NumCapture:0 \
+        $hdf5_compression NumFramesChunks:"$chunk_frames" StoreAttr:"$store" \
+        StorePerform:"$store" EnableCallbacks:1
+    "$caput" -w 1 "${H}Capture" 1 >/dev/null 2>&1 || true
 }
 hdf5_stop() {
-    local writer
-    hdf5_frames=0
-    for writer in $hdf5_writers; do
-        "$caput" -w 1 "${writer}Capture" 0 >/dev/null 2>&1 || true
-        wait_for "${writer}Capture_RBV" 0 120 || say "${writer} capture did not stop"
-        hdf5_frames=$((hdf5_frames + $(get "${writer}NumCaptured_RBV")))
-        put "${writer}EnableCallbacks" 0
-    done
+    "$caput" -w 1 "${H}Capture" 0 >/dev/null 2>&1 || true
+    wait_for "${H}Capture_RBV" 0 120 || say "HDF5 capture did not stop"
+    hdf5_frames=$(get "${H}NumCaptured_RBV")
     hdf5_bytes=$(du -cb "$files"/bench_*.h5 2>/dev/null | awk 'END{print $1 + 0}')
     rm -f "$files"/bench_*.h5
-}
-# sum PV_SUFFIX PREFIX...: PREFIX+PV_SUFFIX summed over the prefixes.
-sum() {
-    local suffix=$1 prefix total=0
-    shift
-    for prefix in "$@"; do total=$((total + $(get "$prefix$suffix"))); done
-    echo "$total"
+    put "${H}EnableCallbacks" 0
 }
 
 counters() { # source, plugin and HDF5 counters, drops, clusters, source frames taken
-    local hdf5_arrays hdf5_dropped
-    # Arrays taken by the writers, and dropped by them or by Scatter1.
-    # shellcheck disable=SC2086
-    hdf5_arrays=$(sum ArrayCounter_RBV $hdf5_writers)
-    # shellcheck disable=SC2086
-    hdf5_dropped=$(sum DroppedArrays_RBV $hdf5_writers $([ "$writers" -gt 1 ] && echo "$scatter"))
-    echo "$(get "${S}ArrayCounter_RBV" "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" |
-        tr '\n' ' ')$hdf5_arrays $hdf5_dropped $(get "${C}TotalClusters_RBV" \
-        "${S}NumImagesCounter_RBV" | tr '\n' ' ')"
+    get "${S}ArrayCounter_RBV" "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" \
+        "${H}ArrayCounter_RBV" "${H}DroppedArrays_RBV" "${C}TotalClusters_RBV" \
+        "${S}NumImagesCounter_RBV" | tr '\n' ' '
 }
 
 # One run: RATE HDF5 -> a table row.
@@ -201,6 +176,7 @@ run() {
     t0=$(now) c0=$(cpu_ticks) b0=$(busy_ticks)
     st0=$(thread_ticks ADMoenchSimTask) pt0=$(thread_ticks CLUSTER1_Plugin)
     ft0=$(thread_ticks CLUSTER1_Finder) ot0=$(thread_ticks CLUSTER1_Out)
+    sw0=$(thread_waits ADMoenchSimTask) pw0=$(thread_waits CLUSTER1_Plugin)
     : >"$work/samples"
     end=$(awk "BEGIN{printf \"%.3f\", $t0 + $seconds}")
     while awk "BEGIN{exit !($(now) < $end)}"; do
@@ -213,6 +189,7 @@ run() {
     t1=$(now) c1=$(cpu_ticks) b1=$(busy_ticks)
     st1=$(thread_ticks ADMoenchSimTask) pt1=$(thread_ticks CLUSTER1_Plugin)
     ft1=$(thread_ticks CLUSTER1_Finder) ot1=$(thread_ticks CLUSTER1_Out)
+    sw1=$(thread_waits ADMoenchSimTask) pw1=$(thread_waits CLUSTER1_Plugin)
     put "${S}Acquire" 0
     hdf5_bytes=0 hdf5_frames=0
     [ "$with_hdf5" = 1 ] && hdf5_stop
@@ -225,19 +202,21 @@ run() {
         -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
         -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \
         -v finder_cpu="$((ft1 - ft0))" -v output_cpu="$((ot1 - ot0))" \
+        -v source_waits="$((sw1 - sw0))" -v plugin_waits="$((pw1 - pw0))" \
         -v qsize="$queue_size" -v bytes="$hdf5_bytes" -v written="$hdf5_frames" \
-        -v compression="$compression" -v chunk="$chunk_frames" -v writers="$writers" '
+        -v compression="$compression" -v chunk="$chunk_frames" -v store="$store" '
         # A sample Channel Access could not take (an IOC saturating every
         # CPU starves its server) is left out.
         NF == 3 { n++; batch += $1; finder += $2; if (n == 1 || $3 < qmin) qmin = $3; qsum += $3 }
         END {
             queue = n ? sprintf("%d/%d (mean %.0f)", qmin, qsize, qsum / n) : "no samples"
             b = n ? sprintf("%.1f", batch / n) : "-"; f = n ? sprintf("%.3f", finder / n) : "-"
-            printf "| %s | %s | %.0f | %d | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s | %s |\n",
-                rate == 0 ? "max" : rate, hdf5 ? "Stream, " compression ", " chunk " a chunk" (writers > 1 ? ", " writers " writers" : "") : "off", s / t, sd, p / t, d,
+            printf "| %s | %s | %.0f | %d | %.0f | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f / %.2f | %.2f | %.2f | %.1f | %s | %s |\n",
+                rate == 0 ? "max" : rate, hdf5 ? "Stream, " (store ? "" : "no attributes, ") compression ", " chunk " a chunk" : "off", s / t, sd, p / t, d,
                 hdf5 ? hd : "-", queue, b, f,
                 s ? source_cpu / tck / s * 1e6 : 0, p ? plugin_cpu / tck / p * 1e6 : 0,
                 p ? finder_cpu / tck / p * 1e6 : 0, p ? output_cpu / tck / p * 1e6 : 0,
+                s ? source_waits / s : 0, p ? plugin_waits / p : 0,
                 cpu / tck / t, (busy - cpu) / tck / t, p ? k / p : 0,
                 hdf5 && written ? sprintf("%.0f", bytes / written * h / 1048576 / t) : "-",
                 hdf5 && written ? sprintf("%.1f", bytes / written / 1024) : "-"
@@ -246,13 +225,13 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-writers $writers --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-attributes $hdf5_attributes --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate asked (frames/s) | HDF5 | source frames/s | source dropped | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | finder thread CPU us/frame | output threads CPU us/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s | HDF5 KiB/array on disk |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| rate asked (frames/s) | HDF5 | source frames/s | source dropped | plugin frames/s | plugin dropped | HDF5 dropped | plugin queue free min/size | arrays per core call | FinderTime ms/array | source thread CPU us/frame | plugin thread CPU us/frame | finder thread CPU us/frame | output threads CPU us/frame | source / plugin thread waits/frame | IOC CPU (cores) | other CPU (cores) | clusters/frame | HDF5 MB/s | HDF5 KiB/array on disk |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for with_hdf5 in $hdf5_modes; do
     for rate in ${rates//,/ }; do
         say "rate ${rate/#0/max}, HDF5 $([ "$with_hdf5" = 1 ] && echo on || echo off)"

@@ -132,6 +132,15 @@ thread_ticks() {
         esac
     done | awk '{t += $1} END {print t + 0}'
 }
+# Voluntary context switches of the same threads: each is a wait (for a
+# lock, a queue, a condition or a sleep).
+thread_waits() {
+    for task in /proc/"$pid"/task/*; do
+        case $(cat "$task/comm" 2>/dev/null) in
+        "$1"*) awk '/^voluntary_ctxt_switches/{print $2}' "$task/status" 2>/dev/null ;;
+        esac
+    done | awk '{t += $1} END {print t + 0}'
+}
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$pid/status"; }
 now() { date +%s.%N; }

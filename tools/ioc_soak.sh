@@ -75,9 +75,10 @@ tck=$(getconf CLK_TCK)
 while :; do
     sleep "$interval"
     read -r n dropped queue <<<"$(get "${C}ArrayCounter_RBV" "${C}DroppedArrays_RBV" "${C}QueueFree" | tr '\n' ' ')"
-    # The pool that holds frames, cluster arrays and hit maps (MiB): the
-    # source's, since a plugin allocates from the pool of the arrays it
-    # receives (its own PoolUsedMem then reports that pool too).
+    # The pool that holds the frames (MiB): the source's (the plugin's
+    # PoolUsedMem reports that pool too). The cluster arrays and hit maps
+    # come from the plugin's own pool, which no PV reports: once it has
+    # its largest size it stays put, in RSS − pool.
     pools=$(getf "${S}PoolUsedMem")
     t=$(now) c=$(cpu_ticks) b=$(busy_ticks)
     awk -v t="$t" -v t0="$t_start" -v lt="$last_t" -v n="$n" -v ln="$last_n" \

@@ -37,13 +37,14 @@ dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TI
 # cluster arrays, in order. At 3x3 and 2,200 clusters a frame each frame
 # takes an output thread 50-80 us on the H200's host: 50,000 frames/s
 # held with 4 in some runs and with 6 in all (docs/benchmarks.md); idle
-# ones cost nothing.
-NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=6))
+# ones cost nothing. The cluster arrays and images come from the plugin's
+# own pool, CLUSTER_MAX_MEMORY bytes at most (default 0: no limit).
+NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, $(CLUSTER_MAX_MEMORY=0), 0, 0, $(CLUSTER_OUTPUT_THREADS=6))
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
 
-# The clusters of every frame to HDF5 (Stream mode), from address 0: HDF1,
-# or HDF1 to HDF4 behind Scatter1 at the highest rates.
-< $(CLUSTER_TOP)/iocBoot/clusterWriters.cmd
+# The clusters of every frame to HDF5 (Stream mode), from address 0.
+NDFileHDF5Configure("HDF1", 2000, 0, "CLUSTER1", 0)
+dbLoadRecords("NDFileHDF5.template", "P=$(PREFIX),R=HDF1:,PORT=HDF1,ADDR=0,TIMEOUT=1,XMLSIZE=2048,NDARRAY_PORT=CLUSTER1")
 
 # Statistics of the raw frames.
 NDStatsConfigure("STATS1", 100, 0, "MOENCH", 0, 0, 0, 0, 0, 1)

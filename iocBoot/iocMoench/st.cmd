@@ -33,9 +33,9 @@ dbLoadRecords("slsDetector.template", "P=$(PREFIX),R=cam1:,PORT=SD1,ADDR=0,TIMEO
 NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "SD1", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=6))
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=SD1")
 
-# The clusters of every frame to HDF5 (Stream mode), from address 0: HDF1,
-# or HDF1 to HDF4 behind Scatter1 at the highest rates.
-< $(CLUSTER_TOP)/iocBoot/clusterWriters.cmd
+# The clusters of every frame to HDF5 (Stream mode), from address 0.
+NDFileHDF5Configure("HDF1", 2000, 0, "CLUSTER1", 0)
+dbLoadRecords("NDFileHDF5.template", "P=$(PREFIX),R=HDF1:,PORT=HDF1,ADDR=0,TIMEOUT=1,XMLSIZE=2048,NDARRAY_PORT=CLUSTER1")
 
 # Statistics of the frames.
 NDStatsConfigure("STATS1", 100, 0, "SD1", 0, 0, 0, 0, 0, 1)
