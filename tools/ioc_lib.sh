@@ -123,24 +123,21 @@ backend_in_use() { # ASKED
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }  # the IOC's
-# CPU ticks of the IOC's threads whose name starts with $1 (Linux keeps
-# 15 characters of a name: CLUSTER1_Plugin_1 is CLUSTER1_Plugin).
-thread_ticks() {
+# threads_sum NAME FILE PROGRAM: PROGRAM (awk) on /proc/PID/task/*/FILE of
+# the IOC's threads whose name starts with NAME, summed (Linux keeps 15
+# characters of a name: CLUSTER1_Plugin_1 is CLUSTER1_Plugin).
+threads_sum() {
     for task in /proc/"$pid"/task/*; do
         case $(cat "$task/comm" 2>/dev/null) in
-        "$1"*) awk '{print $14 + $15}' "$task/stat" 2>/dev/null ;;
+        "$1"*) awk "$3" "$task/$2" 2>/dev/null ;;
         esac
     done | awk '{t += $1} END {print t + 0}'
 }
-# Voluntary context switches of the same threads: each is a wait (for a
-# lock, a queue, a condition or a sleep).
-thread_waits() {
-    for task in /proc/"$pid"/task/*; do
-        case $(cat "$task/comm" 2>/dev/null) in
-        "$1"*) awk '/^voluntary_ctxt_switches/{print $2}' "$task/status" 2>/dev/null ;;
-        esac
-    done | awk '{t += $1} END {print t + 0}'
-}
+# CPU ticks of those threads.
+thread_ticks() { threads_sum "$1" stat '{print $14 + $15}'; }
+# Their voluntary context switches: each is a wait (for a lock, a queue,
+# a condition or a sleep).
+thread_waits() { threads_sum "$1" status '/^voluntary_ctxt_switches/{print $2}'; }
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$pid/status"; }
 now() { date +%s.%N; }
