@@ -283,7 +283,7 @@ void NDPluginClusterCUDA::makeMaps(NDArray *maps[3])
     size_t dims[2] = {(size_t)cols_, (size_t)rows_};
     for (int i = 0; i < 3; i++) {
         maps[i] = outputPool_->alloc(2, dims, i < 2 ? NDFloat32 : NDUInt8, 0,
-                                      NULL);
+                                     NULL);
         if (maps[i] == NULL)
             continue;
         maps[i]->pAttributeList->add("Map", "what the array holds",
