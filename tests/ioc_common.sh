@@ -144,6 +144,27 @@ load_refused() {
     getstr "${C}StatusMessage_RBV" | grep -q -- "$4" ||
         fail "$2 of $3: the status does not say \"$4\": $(getstr "${C}StatusMessage_RBV")"
 }
+# raw_run SEED: a simulated raw run of 100 dark and 40 data frames in
+# $work/run; dark and data name its master files.
+raw_run() {
+    mkdir -p "$work/run"
+    "$simulate_raw" "$work/run" 100 40 "$1" >/dev/null || fail "simulate_raw failed"
+    dark=$work/run/dark_master_0.json
+    data=$work/run/data_master_0.json
+}
+# hdf5_stream NAME FRAMES: HDF1 streams the cluster arrays it is given into
+# $work/NAME.h5 (Stream mode), until FRAMES are captured.
+hdf5_stream() {
+    putstr "${P}HDF1:FilePath" "$work/"
+    putstr "${P}HDF1:FileName" "$1"
+    putstr "${P}HDF1:FileTemplate" "%s%s.h5"
+    put "${P}HDF1:AutoIncrement" 0
+    put "${P}HDF1:EnableCallbacks" 1
+    put "${P}HDF1:FileWriteMode" 2
+    put "${P}HDF1:LazyOpen" 1 # open at the first array, whose size it takes
+    put "${P}HDF1:NumCapture" "$2"
+    "$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
+}
 # replay MASTER FRAMES: acquire FRAMES frames of a raw run, and wait until
 # the plugin has taken them all.
 replay() {

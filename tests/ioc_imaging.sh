@@ -14,10 +14,7 @@
 need_python "numpy h5py" "python3-numpy python3-h5py"
 . "$(dirname "$0")/ioc_common.sh"
 
-mkdir -p "$work/run"
-"$simulate_raw" "$work/run" 100 40 11 >/dev/null || fail "simulate_raw failed"
-dark=$work/run/dark_master_0.json
-data=$work/run/data_master_0.json
+raw_run 11
 find() {
     "$clusterfind" --pedestal "$dark" --data "$data" --pedestal-frames 100 \
         --backend cpu --energy-window 600:1100 "$@" >"$work/find.txt" 2>&1 ||

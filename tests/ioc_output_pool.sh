@@ -11,10 +11,7 @@
 
 . "$(dirname "$0")/ioc_common.sh"
 
-mkdir -p "$work/run"
-"$simulate_raw" "$work/run" 100 40 31 >/dev/null || fail "simulate_raw failed"
-dark=$work/run/dark_master_0.json
-data=$work/run/data_master_0.json
+raw_run 31
 "$clusterfind" --pedestal "$dark" --data "$data" --pedestal-frames 100 \
     --backend cpu >"$work/clusterfind.txt" 2>&1 ||
     fail "clusterfind: $(cat "$work/clusterfind.txt")"
@@ -31,14 +28,7 @@ put "${P}cam1:ArrayCallbacks" 1
 put "${P}cam1:AcquirePeriod" 0
 replay "$dark" 100
 [ "$(getstr "${C}PedestalState_RBV")" = Ready ] || fail "the pedestal is not Ready"
-# HDF1 streams the cluster arrays it is given (as ioc_plugin.sh's do).
-putstr "${P}HDF1:FilePath" "$work/"
-putstr "${P}HDF1:FileName" pool
-putstr "${P}HDF1:FileTemplate" "%s%s.h5"
-for setting in AutoIncrement:0 FileWriteMode:2 LazyOpen:1 NumCapture:40 EnableCallbacks:1; do
-    put "${P}HDF1:${setting%%:*}" "${setting#*:}"
-done
-"$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
+hdf5_stream pool 40
 replay "$data" 40
 sleep 1
 given=$(get "${P}HDF1:NumCaptured_RBV")

@@ -20,10 +20,7 @@ $python -c "import h5py, numpy" 2>/dev/null ||
     { echo "SKIP: python3 with h5py and numpy is needed (apt-get install python3-h5py)"; exit 77; }
 
 
-mkdir -p "$work/run"
-"$simulate_raw" "$work/run" 100 40 11 >/dev/null || fail "simulate_raw failed"
-dark=$work/run/dark_master_0.json
-data=$work/run/data_master_0.json
+raw_run 11
 "$clusterfind" --pedestal "$dark" --data "$data" --pedestal-frames 100 \
     --backend cpu --output "$work/ours.clust" >"$work/clusterfind.txt" 2>&1 ||
     fail "clusterfind: $(cat "$work/clusterfind.txt")"
@@ -82,18 +79,7 @@ put "${C}SavePedestal" 1
 echo "ok: the pedestal trained on 100 frames and was saved"
 
 # The data run, with NDFileHDF5 streaming every frame's clusters.
-capture() {
-    putstr "${P}HDF1:FilePath" "$work/"
-    putstr "${P}HDF1:FileName" "$1"
-    putstr "${P}HDF1:FileTemplate" "%s%s.h5"
-    put "${P}HDF1:AutoIncrement" 0
-    put "${P}HDF1:EnableCallbacks" 1
-    put "${P}HDF1:FileWriteMode" 2
-    put "${P}HDF1:LazyOpen" 1 # open at the first array, whose size it takes
-    put "${P}HDF1:NumCapture" 40
-    "$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
-}
-capture first
+hdf5_stream first 40
 replay "$data" 40
 wait_for "${P}HDF1:Capture_RBV" 0
 got=$(get "${C}TotalClusters_RBV")
@@ -379,7 +365,7 @@ put "${P}cam1:AcquirePeriod" 0
 put "${C}PedestalFrames" 100
 putstr "${C}PedestalFile" "$work/pedestal.ccped"
 put "${C}LoadPedestal" 1
-capture second
+hdf5_stream second 40
 replay "$data" 40
 wait_for "${P}HDF1:Capture_RBV" 0
 [ "$(getstr "${C}PedestalState_RBV")" = Ready ] ||

@@ -30,10 +30,7 @@ overload_seconds=${OVERLOAD_SECONDS:-60}
 # What the IOC must find after the restart, offline: clusterfind with the
 # same pedestal (trained on the same dark run; a saved pedestal restores
 # exactly), mask, settings and η calibration.
-mkdir -p "$work/run"
-"$simulate_raw" "$work/run" 100 40 11 >/dev/null || fail "simulate_raw failed"
-dark=$work/run/dark_master_0.json
-data=$work/run/data_master_0.json
+raw_run 11
 $python -c "import numpy, sys; m = numpy.zeros((400, 400), numpy.uint8); m[100:140, :] = 1; numpy.save(sys.argv[1], m)" \
     "$work/mask.npy" || fail "cannot write the mask"
 find() {

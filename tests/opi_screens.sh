@@ -46,14 +46,7 @@ put "${C}AduPerKeV" 100 # the energies, the spectrum's axis too, in keV
 put "${C}SpectrumPeriod" 0.5
 put "${P}image1:EnableCallbacks" 1
 put "${P}interp1:EnableCallbacks" 1
-putstr "${P}HDF1:FilePath" "$work/"
-putstr "${P}HDF1:FileName" "screens"
-putstr "${P}HDF1:FileTemplate" "%s%s.h5"
-put "${P}HDF1:EnableCallbacks" 1
-put "${P}HDF1:FileWriteMode" 2
-put "${P}HDF1:LazyOpen" 1
-put "${P}HDF1:NumCapture" 100000
-"$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true # done when all are captured
+hdf5_stream screens 100000
 put "${P}cam1:ArrayCallbacks" 1
 put "${P}cam1:MoenchDarkFrames" 20
 put "${P}cam1:AcquirePeriod" 0.05
