@@ -192,16 +192,29 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
 /* One worker's share of a frame and the scratch rows it needs. */
 struct cc__worker {
     uint32_t row0, row1; /* rows whose pixels this worker decides */
+    /* The rows at each end of the band that lie within half_y of another
+     * band: their windows read the neighbours' state, and the neighbours'
+     * windows read theirs. The rows between touch this band's state only. */
+    uint32_t edge_top, edge_bottom;
     /* The workers whose rows this worker's windows read (itself among
-     * them): it decides frame k once they have decided frame k - 1. */
+     * them): it decides frame k's edges once they have decided frame
+     * k - 1. */
     unsigned first_neighbour, last_neighbour;
     void *v;     /* pedestal-subtracted values, padded by the half sizes */
     void *hmax;  /* per padded row: max(0, v over the Nx cells around) */
     void *total; /* per column of the current row: the window sum */
     void *wmax;  /* per column of the current row: the window max */
     uint8_t *emit;
-    cc_clusters *clusters;
+    /* The top edge's centres, which come first in row order but are found
+     * last; NULL when the band has no top edge. */
+    cc_clusters *top_clusters;
+    cc_clusters *clusters; /* the other rows' centres, in row order */
 };
+
+/* A worker decides its rows of a frame in two parts: first the rows that
+ * touch its own band's state only, then, once its neighbours have
+ * finished the frame before, the edges. */
+enum cc__band_part { CC__BAND_INSIDE, CC__BAND_EDGES };
 
 /* What every worker needs to know of one frame. */
 struct cc__frame_job {
@@ -221,7 +234,8 @@ struct cc__frame_job {
 
 #define CC__DECLARE_PRECISION(real)                                          \
     int cc__process_rows_##real(const struct cc__frame_job *job,            \
-                                struct cc__worker *worker);                 \
+                                struct cc__worker *worker,                  \
+                                enum cc__band_part part);                   \
     void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,      \
                                   double *mean, double *rms);               \
     void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,         \
@@ -266,6 +280,9 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
+/* For tests: when set, each worker calls it before frame k's edges, so a
+ * test can hold one band back and show that its neighbours wait. */
+extern void (*cc__cpu_before_edges)(unsigned thread, size_t frame);
 
 /* The per-cluster formulas, shared with the CUDA backend. */
 #ifndef CC__HD

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpu_backend.c: runs batches of frames on the CPU. Each worker thread
- * decides a fixed band of rows. Frame k+1's windows read the state that
- * the neighbouring bands wrote for frame k, so a worker starts frame k+1
- * once its neighbours have finished frame k, and no sooner: a pipeline,
- * not a barrier, so that a slow band delays only its neighbours, and
- * only for as long as they catch up. The same wait keeps a worker from
+ * decides a fixed band of rows. Only the rows at the band's edges read
+ * the state that the neighbouring bands wrote for the frame before, and
+ * only they are read by the neighbours. So a worker decides the rows
+ * between the edges of frame k+1 at once, and its edges once its
+ * neighbours have finished frame k: a pipeline, not a barrier, in which a
+ * band may run most of a frame ahead of its neighbours and a slow band
+ * delays only its neighbours. The same wait keeps a worker from
  * overwriting state its neighbours still read (below). Their clusters are
  * joined after the batch, each worker copying its own into place.
  *
@@ -25,11 +27,14 @@ struct cc__cpu {
     struct cc__pool *pool;
     unsigned threads;
     struct cc__worker *workers;
-    cc_clusters **scratch; /* per worker, when several share a frame */
+    /* When several workers share a frame, two lists a worker, in row
+     * order: [2t] its top edge's centres, [2t + 1] the rest. */
+    cc_clusters **scratch;
     void *state[2][2];     /* [copy][s or s2] written by alternate frames */
-    struct cc__placement *places; /* [frame][thread]: the merge's */
+    struct cc__placement *places; /* [frame][list]: the merge's */
     size_t places_capacity;
-    int (*process_rows)(const struct cc__frame_job *, struct cc__worker *);
+    int (*process_rows)(const struct cc__frame_job *, struct cc__worker *,
+                        enum cc__band_part);
 };
 
 static void free_worker(struct cc__worker *worker)
@@ -46,11 +51,10 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
     if (cpu == NULL)
         return;
     cc__pool_destroy(cpu->pool);
-    for (unsigned t = 0; cpu->workers != NULL && t < cpu->threads; t++) {
+    for (unsigned t = 0; cpu->workers != NULL && t < cpu->threads; t++)
         free_worker(&cpu->workers[t]);
-        if (cpu->scratch != NULL)
-            cc_clusters_destroy(cpu->scratch[t]);
-    }
+    for (unsigned i = 0; cpu->scratch != NULL && i < 2 * cpu->threads; i++)
+        cc_clusters_destroy(cpu->scratch[i]);
     free(cpu->workers);
     free(cpu->scratch);
     free(cpu->places);
@@ -67,11 +71,17 @@ static int init_worker(struct cc__worker *worker, const cc_config *config,
 {
     size_t real = cc__precision_size(config->precision);
     size_t half_x = config->cluster_size_x / 2;
-    size_t half_y = config->cluster_size_y / 2;
-    size_t padded_rows = row1 - row0 + 2 * half_y;
+    uint32_t half_y = config->cluster_size_y / 2;
+    size_t padded_rows = row1 - row0 + 2 * (size_t)half_y;
     size_t width = config->cols + 2 * half_x;
+    uint32_t band = row1 - row0;
     worker->row0 = row0;
     worker->row1 = row1;
+    worker->edge_top = row0 == 0 ? 0 : half_y < band ? half_y : band;
+    band -= worker->edge_top;
+    worker->edge_bottom = row1 == config->rows ? 0
+                          : half_y < band     ? half_y
+                                              : band;
     worker->v = calloc(padded_rows * width, real);
     worker->hmax = calloc(padded_rows * config->cols, real);
     worker->total = calloc(config->cols, real);
@@ -125,18 +135,20 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     if (cpu->workers == NULL)
         rc = CC_ENOMEM;
     if (rc == CC_OK && threads > 1) {
-        cpu->scratch = calloc(threads, sizeof *cpu->scratch);
+        cpu->scratch = calloc(2 * (size_t)threads, sizeof *cpu->scratch);
         rc = cpu->scratch == NULL ? CC_ENOMEM : CC_OK;
-        for (unsigned t = 0; t < threads && rc == CC_OK; t++)
-            rc = cc_clusters_new(&cpu->scratch[t]);
+        for (unsigned i = 0; i < 2 * threads && rc == CC_OK; i++)
+            rc = cc_clusters_new(&cpu->scratch[i]);
     }
     for (unsigned t = 0; t < threads && rc == CC_OK; t++) {
         /* Bands of rows as equal as integer division makes them. */
         uint32_t row0 = (uint32_t)((uint64_t)config->rows * t / threads);
         uint32_t row1 = (uint32_t)((uint64_t)config->rows * (t + 1) / threads);
         rc = init_worker(&cpu->workers[t], config, row0, row1);
-        if (cpu->scratch != NULL)
-            cpu->workers[t].clusters = cpu->scratch[t];
+        if (cpu->scratch != NULL) {
+            cpu->workers[t].top_clusters = cpu->scratch[2 * t];
+            cpu->workers[t].clusters = cpu->scratch[2 * t + 1];
+        }
     }
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
@@ -156,6 +168,8 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     return CC_OK;
 }
 
+void (*cc__cpu_before_edges)(unsigned thread, size_t frame);
+
 unsigned cc__cpu_threads(const struct cc__cpu *cpu)
 {
     return cpu->threads;
@@ -172,19 +186,17 @@ struct batch {
     atomic_int error;
 };
 
-/* One worker's rows of every frame of the batch. Before frame k it waits
- * for its neighbours to finish frame k - 1: then the state it reads is
- * written, and the copy it writes (written by frame k - 2) has been read
- * by every neighbour for frame k - 1. */
+/* One worker's rows of every frame of the batch. The rows between its
+ * edges read and write its own band's state only. Before frame k's edges
+ * it waits for its neighbours to finish frame k - 1: then the state the
+ * edges' windows read is written, and the copy the edges write (written
+ * by frame k - 2) has been read by every neighbour for frame k - 1. */
 static void run_batch(void *context, unsigned thread)
 {
     struct batch *batch = context;
     struct cc__cpu *cpu = batch->cpu;
     struct cc__worker *worker = &cpu->workers[thread];
     for (size_t k = 0; k < batch->n_frames; k++) {
-        if (k > 0 && !cc__pool_wait(cpu->pool, worker->first_neighbour,
-                                    worker->last_neighbour, k))
-            return; /* another worker failed: the batch is dropped */
         struct cc__frame_job job = batch->job;
         job.frame = cc__frame_at(&batch->frames, k);
         job.number = batch->numbers != NULL ? batch->numbers[k]
@@ -193,7 +205,15 @@ static void run_batch(void *context, unsigned thread)
         job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
         job.s_out = cpu->state[k % 2][0];
         job.s2_out = cpu->state[k % 2][1];
-        int rc = cpu->process_rows(&job, worker);
+        int rc = cpu->process_rows(&job, worker, CC__BAND_INSIDE);
+        if (cc__cpu_before_edges != NULL)
+            cc__cpu_before_edges(thread, k);
+        if (rc == CC_OK && k > 0 &&
+            !cc__pool_wait(cpu->pool, worker->first_neighbour,
+                           worker->last_neighbour, k))
+            return; /* another worker failed: the batch is dropped */
+        if (rc == CC_OK)
+            rc = cpu->process_rows(&job, worker, CC__BAND_EDGES);
         if (rc != CC_OK) {
             atomic_store(&batch->error, rc);
             cc__pool_abandon(cpu->pool);
@@ -214,9 +234,11 @@ static void copy_own(void *context, unsigned thread)
 {
     const struct merge *merge = context;
     const struct cc__cpu *cpu = merge->cpu;
+    size_t lists = 2 * (size_t)cpu->threads;
     for (size_t k = 0; k < merge->n_frames; k++)
-        cc__clusters_copy_placed(merge->out, cpu->scratch[thread], k,
-                                 &cpu->places[k * cpu->threads + thread]);
+        for (size_t i = 2 * (size_t)thread; i < 2 * (size_t)thread + 2; i++)
+            cc__clusters_copy_placed(merge->out, cpu->scratch[i], k,
+                                     &cpu->places[k * lists + i]);
 }
 
 /* Joins the workers' lists frame by frame in row order, under the cap:
@@ -225,7 +247,8 @@ static void copy_own(void *context, unsigned thread)
 static int merge_scratch(struct cc__cpu *cpu, const struct batch *batch,
                          cc_clusters *out)
 {
-    size_t needed = batch->n_frames * cpu->threads;
+    size_t lists = 2 * (size_t)cpu->threads;
+    size_t needed = batch->n_frames * lists;
     if (needed > cpu->places_capacity) {
         struct cc__placement *places =
             realloc(cpu->places, needed * sizeof *places);
@@ -236,10 +259,10 @@ static int merge_scratch(struct cc__cpu *cpu, const struct batch *batch,
     }
     for (size_t k = 0; k < batch->n_frames; k++) {
         int rc = cc__clusters_begin_frame(out, cpu->scratch[0]->frames[k].number);
-        for (unsigned t = 0; t < cpu->threads && rc == CC_OK; t++)
-            rc = cc__clusters_place(out, cpu->scratch[t], k,
+        for (size_t i = 0; i < lists && rc == CC_OK; i++)
+            rc = cc__clusters_place(out, cpu->scratch[i], k,
                                     batch->job.max_clusters,
-                                    &cpu->places[k * cpu->threads + t]);
+                                    &cpu->places[k * lists + i]);
         if (rc != CC_OK)
             return rc;
     }
@@ -281,8 +304,8 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
     if (cpu->threads == 1)
         cpu->workers[0].clusters = out;
     else
-        for (unsigned t = 0; t < cpu->threads; t++)
-            cc__clusters_clear(cpu->scratch[t], nx, ny);
+        for (unsigned i = 0; i < 2 * cpu->threads; i++)
+            cc__clusters_clear(cpu->scratch[i], nx, ny);
     cc__pool_run(cpu->pool, run_batch, &batch);
     int rc = atomic_load(&batch.error);
     if (rc == CC_OK && cpu->threads > 1)

@@ -58,26 +58,29 @@ void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
     }
 }
 
-/* Fills the worker's padded rows with v = (x - X0) - r for every frame row
- * its windows touch, and hmax with the running max(0, v) over Nx cells.
- * Padding cells are never written and stay 0, which is exactly the spec's
- * "skipped in sums and maxima, 0 in the emitted cluster"; masked pixels
- * are written as 0 for the same reason. */
+/* Fills the worker's padded rows with v = (x - X0) - r for frame rows
+ * [from, to) (those outside the frame are left alone), and hmax with the
+ * running max(0, v) over Nx cells. Padding cells are never written and
+ * stay 0, which is exactly the spec's "skipped in sums and maxima, 0 in
+ * the emitted cluster"; masked pixels are written as 0 for the same
+ * reason. */
 ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
-                              struct cc__worker *worker)
+                              struct cc__worker *worker, int64_t from,
+                              int64_t to)
 {
     const size_t cols = job->cols, nx = 2 * (size_t)job->half_x + 1;
     const size_t width = cols + 2 * (size_t)job->half_x;
-    const size_t padded_rows =
-        worker->row1 - worker->row0 + 2 * (size_t)job->half_y;
+    const int64_t padded_top = (int64_t)worker->row0 - job->half_y;
     const real n = (real)job->window;
     const uint16_t mask = job->adc_mask;
     real *restrict v_all = worker->v;
     real *restrict hmax_all = worker->hmax;
-    for (size_t j = 0; j < padded_rows; j++) {
-        int64_t row = (int64_t)worker->row0 - job->half_y + (int64_t)j;
-        if (row < 0 || row >= job->rows)
-            continue;
+    if (from < 0)
+        from = 0;
+    if (to > job->rows)
+        to = job->rows;
+    for (int64_t row = from; row < to; row++) {
+        size_t j = (size_t)(row - padded_top);
         size_t first = (size_t)row * cols;
         const uint16_t *restrict x = job->frame + first;
         const uint16_t *restrict baseline = job->baseline + first;
@@ -180,10 +183,11 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
                   worker->emit);
 }
 
-/* Copies the marked centres of row iy into the worker's cluster list.
- * About 1 pixel in 70 is a centre, so the marks are scanned 8 at a time. */
+/* Copies the marked centres of row iy into list. About 1 pixel in 70 is
+ * a centre, so the marks are scanned 8 at a time. */
 static int emit_clusters(const struct cc__frame_job *job,
-                         struct cc__worker *worker, uint32_t iy)
+                         const struct cc__worker *worker, uint32_t iy,
+                         cc_clusters *list)
 {
     const size_t nx = 2 * (size_t)job->half_x + 1;
     const size_t ny = 2 * (size_t)job->half_y + 1;
@@ -200,7 +204,7 @@ static int emit_clusters(const struct cc__frame_job *job,
             if (!worker->emit[ix])
                 continue;
             int32_t *values;
-            int rc = cc__clusters_push(worker->clusters, job->max_clusters,
+            int rc = cc__clusters_push(list, job->max_clusters,
                                        (uint16_t)ix, (uint16_t)iy, &values);
             if (rc != CC_OK)
                 return rc;
@@ -216,6 +220,21 @@ static int emit_clusters(const struct cc__frame_job *job,
     return CC_OK;
 }
 
+/* Decides rows [from, to) of the band, their v rows and the half_y rows
+ * around them filled, and appends their centres to list. */
+ROW_LOOP int decide_rows(const struct cc__frame_job *job,
+                         struct cc__worker *worker, uint32_t from,
+                         uint32_t to, cc_clusters *list)
+{
+    int rc = CC_OK;
+    for (uint32_t iy = from; iy < to && rc == CC_OK; iy++) {
+        window_sums(job, worker, (size_t)(iy - worker->row0));
+        decide_row(job, worker, iy);
+        rc = emit_clusters(job, worker, iy, list);
+    }
+    return rc;
+}
+
 /* Built for AVX2 and for the baseline, chosen at load time. AVX2 without
  * FMA changes only the vector width: every lane rounds as scalar code.
  * ThreadSanitizer instruments the load-time resolver, which then runs
@@ -227,14 +246,30 @@ static int emit_clusters(const struct cc__frame_job *job,
 __attribute__((target_clones("avx2", "default")))
 #endif
 int PRECISION_FN(cc__process_rows)(const struct cc__frame_job *job,
-                                   struct cc__worker *worker)
+                                   struct cc__worker *worker,
+                                   enum cc__band_part part)
 {
-    subtract_pedestal(job, worker);
-    int rc = cc__clusters_begin_frame(worker->clusters, job->number);
-    for (uint32_t iy = worker->row0; iy < worker->row1 && rc == CC_OK; iy++) {
-        window_sums(job, worker, (size_t)(iy - worker->row0));
-        decide_row(job, worker, iy);
-        rc = emit_clusters(job, worker, iy);
+    const uint32_t inside_top = worker->row0 + worker->edge_top;
+    const uint32_t inside_bottom = worker->row1 - worker->edge_bottom;
+    if (part == CC__BAND_INSIDE) {
+        subtract_pedestal(job, worker, worker->row0, worker->row1);
+        int rc = cc__clusters_begin_frame(worker->clusters, job->number);
+        if (rc == CC_OK && worker->top_clusters != NULL)
+            rc = cc__clusters_begin_frame(worker->top_clusters, job->number);
+        if (rc == CC_OK)
+            rc = decide_rows(job, worker, inside_top, inside_bottom,
+                             worker->clusters);
+        return rc;
     }
+    /* The neighbours' rows that the edges' windows read. */
+    subtract_pedestal(job, worker, (int64_t)worker->row0 - job->half_y,
+                      worker->row0);
+    subtract_pedestal(job, worker, worker->row1,
+                      (int64_t)worker->row1 + job->half_y);
+    int rc = decide_rows(job, worker, worker->row0, inside_top,
+                         worker->top_clusters);
+    if (rc == CC_OK)
+        rc = decide_rows(job, worker, inside_bottom, worker->row1,
+                         worker->clusters);
     return rc;
 }
