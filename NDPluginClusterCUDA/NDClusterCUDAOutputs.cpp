@@ -116,13 +116,14 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
 
 /* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded
  * (port unlocked: the pool has its own lock). */
-NDArray *NDPluginClusterCUDA::clusterArray(NDArray *pInput,
+NDArray *NDPluginClusterCUDA::clusterArray(NDArrayPool *pool,
+                                           NDArray *pInput,
                                            const cc_frame_clusters &frame,
                                            int maxClusters)
 {
     size_t cells = (size_t)frame.size_x * frame.size_y;
     size_t dims[2] = {2 + cells, (size_t)(maxClusters > 0 ? maxClusters : 1)};
-    NDArray *pOut = outputPool_->alloc(2, dims, NDInt32, 0, NULL);
+    NDArray *pOut = pool->alloc(2, dims, NDInt32, 0, NULL);
     if (pOut == NULL)
         return NULL;
     epicsInt32 *row = (epicsInt32 *)pOut->pData;

@@ -448,7 +448,8 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
     for (size_t i = 0; i < batch.found; i++) {
         cc_frame_clusters frame;
         cc_clusters_frame(batch.clusters, i, &frame);
-        batch.outputs.push_back(clusterArray(batch.arrays[batch.trained + i],
+        batch.outputs.push_back(clusterArray(accumulator.clusterPool,
+                                             batch.arrays[batch.trained + i],
                                              frame, batch.job.maxClusters));
         accumulator.lock.lock();
         cc_spectrum_add_frame(accumulator.spectrum, &frame);

@@ -274,6 +274,11 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
         accumulators_[i].spectrum = NULL;
         accumulators_[i].hitmap = NULL;
         accumulators_[i].calibration = NULL;
+        /* maxMemory shared evenly (0: no limit); like outputPool_, for
+         * the IOC's life. */
+        accumulators_[i].clusterPool =
+            i < outputThreads_ ? new NDArrayPool(this, maxMemory / outputThreads_)
+                               : NULL;
     }
     for (unsigned b = 0; b < batchSlots_; b++) {
         batches_[b].trained = batches_[b].found = 0;

@@ -287,6 +287,10 @@ private:
         cc_spectrum *spectrum;
         cc_hitmap *hitmap;
         cc_eta_calibration *calibration; /* NULL unless calibrating */
+        /* The pool of this output thread's cluster arrays: their
+         * reserves and releases take its lock, not one shared by all
+         * the output threads. */
+        NDArrayPool *clusterPool;
     };
     void startThreads(const char *portName);
     static void formatMessage(char *message, size_t size, const char *format,
@@ -322,8 +326,8 @@ private:
     void publishImage(bool force, double period);
     void publishCalibration();
     void setKeV();
-    NDArray *clusterArray(NDArray *pInput, const cc_frame_clusters &frame,
-                          int maxClusters);
+    NDArray *clusterArray(NDArrayPool *pool, NDArray *pInput,
+                          const cc_frame_clusters &frame, int maxClusters);
     void pedestalCommand(int function);
     int loadMask(const char *path, char *message);
     void setStatus(const char *format, ...);
@@ -333,8 +337,9 @@ private:
      * waveform copies and the noise scratch. */
     epicsMutex finderLock_;
     cc_finder *finder_;
-    /* The pool of the arrays the plugin makes (clusters, hit map, maps,
-     * image), maxMemory at most. Not the source's, which NDPluginDriver
+    /* The pool of the other arrays the plugin makes (hit map, maps,
+     * image; the cluster arrays come from the output threads' pools),
+     * maxMemory at most. Not the source's, which NDPluginDriver
      * points pNDArrayPool at: every array reserved or released takes its
      * pool's lock, and the source's is taken for every frame already. It
      * lives as long as the IOC: arrays handed on may outlive the plugin. */
