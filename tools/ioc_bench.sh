@@ -48,6 +48,8 @@ usage: ioc_bench.sh [options]
                             (default yes)
   --cycle K                 MoenchCycleFrames (default 500)
   --max-clusters N          MaxClusters, rows of each output array (default 3000)
+  --flux X                  MoenchFlux, photons a simulated frame (default
+                            the source's, 2330: about 2,180 clusters at 3x3)
   --max-batch N             MaxBatch, queued arrays per core call (default 64)
   --queue N                 the plugin's QueueSize (default 2000, st.cmd's)
   --output-threads N        the plugin's output threads, its maxThreads
@@ -72,7 +74,7 @@ EOF
 }
 backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
-max_batch=64 queue=2000 files="" source_threads="" ring=0
+max_batch=64 queue=2000 files="" source_threads="" ring=0 flux=""
 imaging=off window=off subpixels=5 compression=none chunk_frames=1
 hdf5_attributes=yes
 script_option() {
@@ -85,7 +87,7 @@ script_option() {
     --hdf5) hdf5=$2 ;; --cycle) cycle=$2 ;; --max-clusters) max_clusters=$2 ;;
     --pedestal) pedestal=$2 ;; --pinned) pinned=$2 ;; --files) files=$2 ;;
     --max-batch) max_batch=$2 ;; --queue) queue=$2 ;;
-    --source-threads) source_threads=$2 ;; --ring) ring=$2 ;;
+    --source-threads) source_threads=$2 ;; --ring) ring=$2 ;; --flux) flux=$2 ;;
     --output-threads) export CLUSTER_OUTPUT_THREADS=$2 ;;
     *) return 1 ;;
     esac
@@ -121,6 +123,7 @@ train_pedestal "$pedestal"
 backend_in_use "$backend"
 queue_size=$(get "${C}QueueSize_RBV")
 puts "$S" MoenchDarkFrames:0 MoenchCycleFrames:"$cycle" MoenchFrameRing:"$ring" ImageMode:2
+[ -n "$flux" ] && put "${S}MoenchFlux" "$flux"
 
 [ "$window" = off ] ||
     puts "$C" WindowHigh:"${window#*:}" WindowLow:"${window%:*}" WindowEnable:1
@@ -225,7 +228,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-attributes $hdf5_attributes --cycle $cycle --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-attributes $hdf5_attributes --cycle $cycle --flux $(getf "${S}MoenchFlux_RBV") --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
