@@ -27,8 +27,8 @@ struct cc__cpu {
     struct cc__pool *pool;
     unsigned threads;
     struct cc__worker *workers;
-    /* When several workers share a frame, two lists a worker, in row
-     * order: [2t] its top edge's centres, [2t + 1] the rest. */
+    /* When several workers share a frame, LISTS_PER_WORKER lists a
+     * worker, in row order: its top edge's centres, then the rest's. */
     cc_clusters **scratch;
     void *state[2][2];     /* [copy][s or s2] written by alternate frames */
     struct cc__placement *places; /* [frame][list]: the merge's */
@@ -36,6 +36,14 @@ struct cc__cpu {
     int (*process_rows)(const struct cc__frame_job *, struct cc__worker *,
                         enum cc__band_part);
 };
+
+enum { LISTS_PER_WORKER = 2 };
+
+/* The scratch lists of all the workers, when several share a frame. */
+static size_t scratch_lists(const struct cc__cpu *cpu)
+{
+    return LISTS_PER_WORKER * (size_t)cpu->threads;
+}
 
 static void free_worker(struct cc__worker *worker)
 {
@@ -53,7 +61,7 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
     cc__pool_destroy(cpu->pool);
     for (unsigned t = 0; cpu->workers != NULL && t < cpu->threads; t++)
         free_worker(&cpu->workers[t]);
-    for (unsigned i = 0; cpu->scratch != NULL && i < 2 * cpu->threads; i++)
+    for (size_t i = 0; cpu->scratch != NULL && i < scratch_lists(cpu); i++)
         cc_clusters_destroy(cpu->scratch[i]);
     free(cpu->workers);
     free(cpu->scratch);
@@ -135,9 +143,9 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     if (cpu->workers == NULL)
         rc = CC_ENOMEM;
     if (rc == CC_OK && threads > 1) {
-        cpu->scratch = calloc(2 * (size_t)threads, sizeof *cpu->scratch);
+        cpu->scratch = calloc(scratch_lists(cpu), sizeof *cpu->scratch);
         rc = cpu->scratch == NULL ? CC_ENOMEM : CC_OK;
-        for (unsigned i = 0; i < 2 * threads && rc == CC_OK; i++)
+        for (size_t i = 0; i < scratch_lists(cpu) && rc == CC_OK; i++)
             rc = cc_clusters_new(&cpu->scratch[i]);
     }
     for (unsigned t = 0; t < threads && rc == CC_OK; t++) {
@@ -146,8 +154,9 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         uint32_t row1 = (uint32_t)((uint64_t)config->rows * (t + 1) / threads);
         rc = init_worker(&cpu->workers[t], config, row0, row1);
         if (cpu->scratch != NULL) {
-            cpu->workers[t].top_clusters = cpu->scratch[2 * t];
-            cpu->workers[t].clusters = cpu->scratch[2 * t + 1];
+            cc_clusters **own = &cpu->scratch[LISTS_PER_WORKER * t];
+            cpu->workers[t].top_clusters = own[0];
+            cpu->workers[t].clusters = own[1];
         }
     }
     if (rc != CC_OK) {
@@ -234,9 +243,10 @@ static void copy_own(void *context, unsigned thread)
 {
     const struct merge *merge = context;
     const struct cc__cpu *cpu = merge->cpu;
-    size_t lists = 2 * (size_t)cpu->threads;
+    size_t lists = scratch_lists(cpu);
+    size_t first = LISTS_PER_WORKER * (size_t)thread;
     for (size_t k = 0; k < merge->n_frames; k++)
-        for (size_t i = 2 * (size_t)thread; i < 2 * (size_t)thread + 2; i++)
+        for (size_t i = first; i < first + LISTS_PER_WORKER; i++)
             cc__clusters_copy_placed(merge->out, cpu->scratch[i], k,
                                      &cpu->places[k * lists + i]);
 }
@@ -247,7 +257,7 @@ static void copy_own(void *context, unsigned thread)
 static int merge_scratch(struct cc__cpu *cpu, const struct batch *batch,
                          cc_clusters *out)
 {
-    size_t lists = 2 * (size_t)cpu->threads;
+    size_t lists = scratch_lists(cpu);
     size_t needed = batch->n_frames * lists;
     if (needed > cpu->places_capacity) {
         struct cc__placement *places =
@@ -304,7 +314,7 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
     if (cpu->threads == 1)
         cpu->workers[0].clusters = out;
     else
-        for (unsigned i = 0; i < 2 * cpu->threads; i++)
+        for (size_t i = 0; i < scratch_lists(cpu); i++)
             cc__clusters_clear(cpu->scratch[i], nx, ny);
     cc__pool_run(cpu->pool, run_batch, &batch);
     int rc = atomic_load(&batch.error);
