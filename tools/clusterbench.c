@@ -13,6 +13,7 @@
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ struct options {
     double seconds;   /* length of one timed run */
     cc_precision precision;
     char sizes[64], threads[64], streams[64], batches[64];
+    char side_by_side[64]; /* CPU: finders of one thread run at once */
     char backends[64], inputs[64];
     char copies[64]; /* how the CUDA backend issues copies */
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
@@ -64,6 +66,10 @@ static void usage(FILE *out)
             "  --backends LIST   cpu, cuda (default cpu)\n"
             "  --sizes LIST      cluster sizes, e.g. 3,9 or 3x5 (default 3,9)\n"
             "  --threads LIST    CPU threads, 0 = one per CPU (default 1,0)\n"
+            "  --side-by-side LIST  CPU: that many finders of one thread\n"
+            "                    each, on all the frames at once, nothing\n"
+            "                    shared: the machine's own ceiling for as\n"
+            "                    many threads; 0 = one per CPU (default none)\n"
             "  --streams LIST    CUDA streams (default 2)\n"
             "  --batches LIST    frames per process call (default 16)\n"
             "  --inputs LIST     pinned, pageable, registered, list: the memory\n"
@@ -97,6 +103,14 @@ static double now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The CPU time of every thread of the process. */
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -236,12 +250,26 @@ static int make_interpolator(const struct options *options,
     return rc;
 }
 
-/* Measures one configuration; prints a table row and returns the median
- * frames per second (negative on failure), and the clusters a frame in
- * *per_frame. */
-static double bench_one(const struct options *options, struct workload *work,
-                        const struct run *run, double *per_frame)
+/* A trained finder for a run, with its frames in the run's memory and a
+ * cluster list, after one untimed pass that sizes the lists and touches
+ * every page. */
+struct bench_finder {
+    cc_finder *finder;
+    const uint16_t *frames;
+    cc_clusters *clusters;
+};
+
+static void close_bench_finder(struct bench_finder *bench)
 {
+    cc_clusters_destroy(bench->clusters);
+    cc_finder_destroy(bench->finder);
+}
+
+static int open_bench_finder(const struct options *options,
+                             struct workload *work, const struct run *run,
+                             struct bench_finder *bench)
+{
+    *bench = (struct bench_finder){0};
     cc_config config;
     cc_config_init(&config);
     config.rows = options->rows;
@@ -254,101 +282,242 @@ static double bench_one(const struct options *options, struct workload *work,
     config.pedestal_frames = work->dark_frames;
     config.backend = run->backend;
     char message[CC_MESSAGE_SIZE];
-    cc_finder *finder;
-    if (cc_finder_new(&finder, &config, message) != CC_OK) {
+    if (cc_finder_new(&bench->finder, &config, message) != CC_OK) {
         fprintf(stderr, "clusterbench: %s\n", message);
         return -1;
     }
     struct cc__cuda_tuning tuning = options->shape;
     tuning.copies = run->copies;
     if (run->backend == CC_BACKEND_CUDA &&
-        cc__finder_tune_cuda(finder, &tuning) != CC_OK) {
+        cc__finder_tune_cuda(bench->finder, &tuning) != CC_OK) {
         fprintf(stderr, "clusterbench: the GPU cannot take that shape\n");
-        cc_finder_destroy(finder);
+        close_bench_finder(bench);
         return -1;
     }
     size_t pixels = (size_t)options->rows * options->cols;
-    const uint16_t *frames = frames_in(work, run->input,
-                                       pixels * options->frames * 2,
-                                       options->frames);
-    cc_clusters *clusters;
-    if (frames == NULL || cc_clusters_new(&clusters) != CC_OK ||
-        cc_finder_train(finder, work->dark, work->dark_frames) != CC_OK) {
+    bench->frames = frames_in(work, run->input, pixels * options->frames * 2,
+                              options->frames);
+    if (bench->frames == NULL || cc_clusters_new(&bench->clusters) != CC_OK ||
+        cc_finder_train(bench->finder, work->dark, work->dark_frames) != CC_OK) {
         fprintf(stderr, "clusterbench: set-up failed: %s\n",
-                cc_finder_last_error(finder));
+                cc_finder_last_error(bench->finder));
+        close_bench_finder(bench);
         return -1;
     }
+    for (uint32_t b = 0; b < options->frames / run->batch; b++)
+        process_batch(bench->finder, work, run, bench->frames, pixels, b,
+                      bench->clusters);
+    return 0;
+}
+
+/* Whole passes over the frames until options->seconds have gone by:
+ * the frames done, the clusters found added to *clusters_found; -1 if a
+ * batch failed. */
+static int64_t timed_passes(const struct options *options,
+                            const struct workload *work, const struct run *run,
+                            struct bench_finder *bench,
+                            uint64_t *clusters_found)
+{
+    size_t pixels = (size_t)options->rows * options->cols;
     uint32_t batches = options->frames / run->batch;
-    /* One untimed pass sizes the cluster lists and touches every page. */
-    for (uint32_t b = 0; b < batches; b++)
-        process_batch(finder, work, run, frames, pixels, b, clusters);
-    /* --image: a map of the last batch's photons, and an image to take
-     * the finder's into. */
+    int64_t done = 0;
+    for (double start = now(); now() - start < options->seconds;) {
+        for (uint32_t b = 0; b < batches; b++) {
+            if (process_batch(bench->finder, work, run, bench->frames, pixels,
+                              b, bench->clusters) != CC_OK) {
+                fprintf(stderr, "clusterbench: %s\n",
+                        cc_finder_last_error(bench->finder));
+                return -1;
+            }
+            *clusters_found += cc_clusters_total(bench->clusters);
+        }
+        done += (int64_t)batches * run->batch;
+    }
+    return done;
+}
+
+/* What a configuration's timed runs measured. */
+struct measured {
+    const double *rates;   /* frames/s of each run, sorted */
+    double per_frame;      /* clusters a frame */
+    double cpu_per_frame;  /* seconds of CPU, all threads */
+    long faults;
+};
+
+/* Prints the table row of a measured configuration, the parallelism as
+ * words. */
+static void print_row(const struct options *options, const struct run *run,
+                      const char *parallel, const struct measured *m)
+{
+    char input[32];
+    snprintf(input, sizeof input, "%s", input_names[run->input]);
+    if (run->copies != 0)
+        snprintf(input, sizeof input, "%s (%s)", input_names[run->input],
+                 copies_names[run->copies]);
+    double median = m->rates[options->repeats / 2];
+    printf("| %s | %s | %ux%u | %s | %s | %u | %.0f | %.0f | %.0f | %.2f | "
+           "%.2f | %.1f | %ld |\n",
+           run->backend == CC_BACKEND_CUDA ? "cuda" : "cpu",
+           input, run->nx, run->ny,
+           options->precision == CC_PRECISION_DOUBLE ? "double" : "float",
+           parallel, run->batch, median, m->rates[0],
+           m->rates[options->repeats - 1], 1e6 / median,
+           1e6 * m->cpu_per_frame, m->per_frame, m->faults);
+    fflush(stdout);
+}
+
+/* Measures one configuration; prints a table row and returns the median
+ * frames per second (negative on failure), and the clusters a frame in
+ * *per_frame. */
+static double bench_one(const struct options *options, struct workload *work,
+                        const struct run *run, double *per_frame)
+{
+    struct bench_finder bench;
+    if (open_bench_finder(options, work, run, &bench) != 0)
+        return -1;
+    /* --image: a map of the untimed pass's last photons, and an image to
+     * take the finder's into. */
     cc_interpolator *image = NULL;
     if (options->image &&
-        (make_interpolator(options, clusters, &image) != CC_OK ||
-         cc_finder_set_interpolator(finder, image) != CC_OK)) {
+        (make_interpolator(options, bench.clusters, &image) != CC_OK ||
+         cc_finder_set_interpolator(bench.finder, image) != CC_OK)) {
         fprintf(stderr, "clusterbench: imaging: %s\n",
-                cc_finder_last_error(finder));
+                cc_finder_last_error(bench.finder));
         return -1;
     }
 
     double *rates = calloc(options->repeats, sizeof *rates);
     uint64_t frames_done = 0, clusters_found = 0;
     long faults = minor_faults();
+    double cpu = cpu_seconds();
     for (uint32_t r = 0; r < options->repeats; r++) {
-        uint64_t done = 0;
-        double start = now(), elapsed = 0;
-        while (elapsed < options->seconds) {
-            for (uint32_t b = 0; b < batches; b++) {
-                if (process_batch(finder, work, run, frames, pixels, b,
-                                  clusters) != CC_OK) {
-                    fprintf(stderr, "clusterbench: %s\n",
-                            cc_finder_last_error(finder));
-                    return -1;
-                }
-                clusters_found += cc_clusters_total(clusters);
-            }
-            done += (uint64_t)batches * run->batch;
-            elapsed = now() - start;
-        }
-        if (image != NULL && cc_finder_take_image(finder, image) != CC_OK) {
-            fprintf(stderr, "clusterbench: %s\n", cc_finder_last_error(finder));
+        double start = now();
+        int64_t done = timed_passes(options, work, run, &bench,
+                                    &clusters_found);
+        if (done < 0)
+            return -1;
+        if (image != NULL &&
+            cc_finder_take_image(bench.finder, image) != CC_OK) {
+            fprintf(stderr, "clusterbench: %s\n",
+                    cc_finder_last_error(bench.finder));
             return -1;
         }
-        elapsed = now() - start;
-        rates[r] = (double)done / elapsed;
-        frames_done += done;
+        rates[r] = (double)done / (now() - start);
+        frames_done += (uint64_t)done;
     }
-    faults = minor_faults() - faults;
+    struct measured measured = {
+        .rates = rates,
+        .per_frame = (double)clusters_found / (double)frames_done,
+        .cpu_per_frame = (cpu_seconds() - cpu) / (double)frames_done,
+        .faults = minor_faults() - faults};
     qsort(rates, options->repeats, sizeof *rates, compare_doubles);
     double median = rates[options->repeats / 2];
-    *per_frame = (double)clusters_found / (double)frames_done;
-    char input[32];
-    snprintf(input, sizeof input, "%s", input_names[run->input]);
-    if (run->copies != 0)
-        snprintf(input, sizeof input, "%s (%s)", input_names[run->input],
-                 copies_names[run->copies]);
+    *per_frame = measured.per_frame;
     char parallel[48];
     if (run->backend == CC_BACKEND_CUDA)
         snprintf(parallel, sizeof parallel, "%u streams%s", run->streams,
                  image != NULL ? ", imaging" : "");
     else
         snprintf(parallel, sizeof parallel, "%u threads%s",
-                 cc_finder_threads(finder), image != NULL ? ", imaging" : "");
-    printf("| %s | %s | %ux%u | %s | %s | %u | %.0f | %.0f | %.0f | %.2f | "
-           "%.1f | %ld |\n",
-           run->backend == CC_BACKEND_CUDA ? "cuda" : "cpu",
-           input, run->nx, run->ny,
-           options->precision == CC_PRECISION_DOUBLE ? "double" : "float",
-           parallel, run->batch, median, rates[0],
-           rates[options->repeats - 1], 1e6 / median,
-           *per_frame, faults);
-    fflush(stdout);
+                 cc_finder_threads(bench.finder),
+                 image != NULL ? ", imaging" : "");
+    print_row(options, run, parallel, &measured);
     free(rates);
     cc_interpolator_destroy(image);
-    cc_clusters_destroy(clusters);
-    cc_finder_destroy(finder);
+    close_bench_finder(&bench);
+    return median;
+}
+
+/* One of the finders that --side-by-side runs at once. */
+struct alone {
+    const struct options *options;
+    const struct workload *work;
+    const struct run *run;
+    struct bench_finder bench;
+    pthread_barrier_t *start;
+    int64_t done;
+    double seconds;
+    uint64_t clusters_found;
+};
+
+static void *run_alone(void *context)
+{
+    struct alone *alone = context;
+    pthread_barrier_wait(alone->start);
+    double start = now();
+    alone->done = timed_passes(alone->options, alone->work, alone->run,
+                               &alone->bench, &alone->clusters_found);
+    alone->seconds = now() - start;
+    return NULL;
+}
+
+/* --side-by-side: n finders of one thread each, each on all the frames,
+ * started together: what n CPUs do with nothing shared between them, the
+ * machine's own ceiling for n threads. Prints a table row and returns
+ * the median of the summed frames per second (negative on failure). */
+static double bench_side_by_side(const struct options *options,
+                                 struct workload *work, const struct run *run,
+                                 unsigned n)
+{
+    struct alone *alones = calloc(n, sizeof *alones);
+    pthread_t *threads = calloc(n, sizeof *threads);
+    double *rates = calloc(options->repeats, sizeof *rates);
+    pthread_barrier_t start;
+    unsigned opened = 0;
+    int rc = alones != NULL && threads != NULL && rates != NULL &&
+                     pthread_barrier_init(&start, NULL, n) == 0
+                 ? 0
+                 : -1;
+    bool barrier = rc == 0;
+    while (rc == 0 && opened < n) {
+        alones[opened] = (struct alone){.options = options, .work = work,
+                                        .run = run, .start = &start};
+        rc = open_bench_finder(options, work, run, &alones[opened].bench);
+        opened += rc == 0;
+    }
+    uint64_t frames_done = 0, clusters_found = 0;
+    long faults = minor_faults();
+    double cpu = cpu_seconds();
+    for (uint32_t r = 0; rc == 0 && r < options->repeats; r++) {
+        unsigned started = 0;
+        while (started < n && pthread_create(&threads[started], NULL,
+                                             run_alone, &alones[started]) == 0)
+            started++;
+        if (started < n) {
+            fprintf(stderr, "clusterbench: could not start %u threads\n", n);
+            exit(EXIT_FAILURE); /* the started ones wait at the barrier */
+        }
+        rates[r] = 0;
+        for (unsigned i = 0; i < n; i++) {
+            pthread_join(threads[i], NULL);
+            if (alones[i].done < 0)
+                rc = -1;
+            rates[r] += (double)alones[i].done / alones[i].seconds;
+            frames_done += (uint64_t)alones[i].done;
+        }
+    }
+    struct measured measured = {
+        .rates = rates,
+        .cpu_per_frame = (cpu_seconds() - cpu) / (double)frames_done,
+        .faults = minor_faults() - faults};
+    double median = -1;
+    if (rc == 0) {
+        for (unsigned i = 0; i < n; i++)
+            clusters_found += alones[i].clusters_found;
+        measured.per_frame = (double)clusters_found / (double)frames_done;
+        qsort(rates, options->repeats, sizeof *rates, compare_doubles);
+        median = rates[options->repeats / 2];
+        char parallel[48];
+        snprintf(parallel, sizeof parallel, "%u finders side by side", n);
+        print_row(options, run, parallel, &measured);
+    }
+    if (barrier)
+        pthread_barrier_destroy(&start);
+    for (unsigned i = 0; i < opened; i++)
+        close_bench_finder(&alones[i].bench);
+    free(alones);
+    free(threads);
+    free(rates);
     return median;
 }
 
@@ -471,9 +640,9 @@ static void print_header(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         printf(" %s", argv[i]);
     printf("\n\n| backend | input | cluster | precision | parallel | batch "
-           "| frames/s (median) | min | max | us/frame | clusters/frame "
-           "| page faults timed |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "| frames/s (median) | min | max | us/frame | CPU us/frame "
+           "| clusters/frame | page faults timed |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 static int parse_options(int argc, char **argv, struct options *options)
@@ -483,6 +652,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"inputs", required_argument, NULL, 'I'},
         {"sizes", required_argument, NULL, 's'},
         {"threads", required_argument, NULL, 't'},
+        {"side-by-side", required_argument, NULL, 'i'},
         {"streams", required_argument, NULL, 'T'},
         {"batches", required_argument, NULL, 'b'},
         {"rows", required_argument, NULL, 'r'},
@@ -506,6 +676,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         case 'I': list = options->inputs; break;
         case 's': list = options->sizes; break;
         case 't': list = options->threads; break;
+        case 'i': list = options->side_by_side; break;
         case 'T': list = options->streams; break;
         case 'b': list = options->batches; break;
         case 'L': list = options->copies; break;
@@ -611,7 +782,7 @@ static double measure_ceiling(const struct options *options,
     double median = frames != NULL ? rates[options->repeats / 2] : -1;
     if (median > 0)
         printf("| %s | pinned | - | - | %zu B in, %zu B out a frame | %u "
-               "| %.0f | %.0f | %.0f | %.2f | - | - |\n",
+               "| %.0f | %.0f | %.0f | %.2f | - | - | - |\n",
                what, in_bytes, out_bytes, batch, median, rates[0],
                rates[options->repeats - 1], 1e6 / median);
     else
@@ -649,11 +820,12 @@ int main(int argc, char **argv)
     if (make_workload(&options, &work) != 0)
         return EXIT_FAILURE;
     char backends[8][16], inputs[4][16], sizes[8][16], threads[8][16],
-        streams[8][16], batches[8][16], copies[4][16];
+        side[8][16], streams[8][16], batches[8][16], copies[4][16];
     int n_backends = split(options.backends, backends, 8);
     int n_inputs = split(options.inputs, inputs, 4);
     int n_sizes = split(options.sizes, sizes, 8);
     int n_threads = split(options.threads, threads, 8);
+    int n_side = split(options.side_by_side, side, 8);
     int n_streams = split(options.streams, streams, 8);
     int n_batches = split(options.batches, batches, 8);
     int n_copies = split(options.copies, copies, 4);
@@ -692,7 +864,7 @@ int main(int argc, char **argv)
             ceiling = measure_ceiling(&options, &work, largest_batch,
                                       frame_bytes, 0, "copy ceiling");
         /* Every combination, the copies varying fastest. */
-        int n_parallel = cuda ? n_streams : n_threads;
+        int n_parallel = cuda ? n_streams : n_threads + n_side;
         int combinations =
             n_sizes * n_inputs * n_parallel * n_batches * n_copies;
         for (int n = 0; n < combinations; n++) {
@@ -700,9 +872,12 @@ int main(int argc, char **argv)
             int p = n / n_copies / n_batches % n_parallel;
             int i = n / n_copies / n_batches / n_parallel % n_inputs;
             int s = n / n_copies / n_batches / n_parallel / n_inputs;
+            /* CPU: the thread counts, then the finders side by side. */
+            bool alone = !cuda && p >= n_threads;
             struct run run = {
                 .backend = cuda ? CC_BACKEND_CUDA : CC_BACKEND_CPU,
-                .threads = cuda ? 1 : (uint32_t)strtoul(threads[p], NULL, 10),
+                .threads = cuda || alone ? 1
+                                         : (uint32_t)strtoul(threads[p], NULL, 10),
                 .streams = cuda ? (uint32_t)strtoul(streams[p], NULL, 10) : 2,
                 .batch = (uint32_t)strtoul(batches[b], NULL, 10),
                 .input = INPUT_PAGEABLE};
@@ -718,6 +893,15 @@ int main(int argc, char **argv)
                 return EXIT_FAILURE;
             }
             double per_frame = 0;
+            if (alone) {
+                unsigned finders =
+                    (unsigned)strtoul(side[p - n_threads], NULL, 10);
+                if (finders == 0)
+                    finders = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+                if (bench_side_by_side(&options, &work, &run, finders) < 0)
+                    return EXIT_FAILURE;
+                continue;
+            }
             double rate = bench_one(&options, &work, &run, &per_frame);
             if (rate < 0)
                 return EXIT_FAILURE;

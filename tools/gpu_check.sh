@@ -7,7 +7,9 @@
 # sweep, bench, lists, threads, offline, mutations (those of
 # tools/mutate.sh for a GPU). lists times both ways of issuing copies
 # (clusterbench --copies) for back-to-back frames and for a list of
-# separate frames, beside the copy ceilings in both directions; threads the CPU backend on 1 to 16 threads. offline is
+# separate frames, beside the copy ceilings in both directions; threads
+# the CPU backend on 1 to 16 threads, and as many one-thread finders side
+# by side (the host's own ceiling). offline is
 # docs/benchmarks.md's run from disk. detail
 # keeps Nsight Compute's stall and source reports of the decide kernel in
 # $OUT. sweep times the decide kernel's launch shapes ($SWEEP_SHAPES:
@@ -162,7 +164,8 @@ for step in "$@"; do
     threads)
         log threads; cd $work/ndpluginclustercuda-*
         nproc; grep -m 1 "model name" /proc/cpuinfo; grep -o -w -m 1 avx512f /proc/cpuinfo
-        ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 1,2,4,8,16 --batches 16 --frames 256 --repeats 3 --seconds 1 | tee $OUT/bench_threads$(basename $work).md ;;
+        lscpu | grep -E "^(Thread|Core|Socket|NUMA node)"
+        ./tools/clusterbench --backends cpu --sizes 3,9 --inputs pageable --threads 1,2,4,8,16 --side-by-side 1,2,4,8,16 --batches 16 --frames 256 --repeats 3 --seconds 1 | tee $OUT/bench_threads$(basename $work).md ;;
     offline)
         # A run of $OFFLINE_FRAMES (100,000) simulated frames as raw files
         # on disk ($OFFLINE_DIR), through clusterfind on the GPU and on
