@@ -9,7 +9,8 @@
  * band may run most of a frame ahead of its neighbours and a slow band
  * delays only its neighbours. The same wait keeps a worker from
  * overwriting state its neighbours still read (below). Their clusters are
- * joined after the batch, each worker copying its own into place.
+ * joined at the end of the batch, in the same task, each worker copying
+ * its own into place.
  *
  * Frame k reads one copy of the state and writes a second (all pixels,
  * updated or not), and frame k+1 writes a third; the committed state is
@@ -192,14 +193,77 @@ struct batch {
     const uint64_t *numbers;
     uint64_t first_number;
     size_t n_frames;
+    cc_clusters *out;
     atomic_int error;
 };
+
+/* Works out where every worker's clusters go in the batch's list, frame
+ * by frame in row order under the cap: a few numbers per frame and
+ * worker. */
+static int place_clusters(struct cc__cpu *cpu, const struct batch *batch)
+{
+    size_t lists = scratch_lists(cpu);
+    size_t needed = batch->n_frames * lists;
+    if (needed > cpu->places_capacity) {
+        struct cc__placement *places =
+            realloc(cpu->places, needed * sizeof *places);
+        if (places == NULL)
+            return CC_ENOMEM;
+        cpu->places = places;
+        cpu->places_capacity = needed;
+    }
+    for (size_t k = 0; k < batch->n_frames; k++) {
+        int rc = cc__clusters_begin_frame(batch->out,
+                                          cpu->scratch[0]->frames[k].number);
+        for (size_t i = 0; i < lists && rc == CC_OK; i++)
+            rc = cc__clusters_place(batch->out, cpu->scratch[i], k,
+                                    batch->job.max_clusters,
+                                    &cpu->places[k * lists + i]);
+        if (rc != CC_OK)
+            return rc;
+    }
+    return CC_OK;
+}
+
+static void fail(struct batch *batch, int rc)
+{
+    atomic_store(&batch->error, rc);
+    cc__pool_abandon(batch->cpu->pool);
+}
+
+/* The end of a batch shared by several workers: worker 0 waits for every
+ * worker's last frame and places the clusters (step n_frames + 1); then
+ * each worker copies its own, still in its cache, into place. */
+static void join_clusters(struct batch *batch, unsigned thread)
+{
+    struct cc__cpu *cpu = batch->cpu;
+    size_t n = batch->n_frames;
+    if (thread == 0) {
+        if (!cc__pool_wait(cpu->pool, 0, cpu->threads - 1, n))
+            return;
+        int rc = place_clusters(cpu, batch);
+        if (rc != CC_OK) {
+            fail(batch, rc);
+            return;
+        }
+        cc__pool_post(cpu->pool, 0, n + 1);
+    } else if (!cc__pool_wait(cpu->pool, 0, 0, n + 1)) {
+        return;
+    }
+    size_t lists = scratch_lists(cpu);
+    size_t first = LISTS_PER_WORKER * (size_t)thread;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = first; i < first + LISTS_PER_WORKER; i++)
+            cc__clusters_copy_placed(batch->out, cpu->scratch[i], k,
+                                     &cpu->places[k * lists + i]);
+}
 
 /* One worker's rows of every frame of the batch. The rows between its
  * edges read and write its own band's state only. Before frame k's edges
  * it waits for its neighbours to finish frame k - 1: then the state the
  * edges' windows read is written, and the copy the edges write (written
- * by frame k - 2) has been read by every neighbour for frame k - 1. */
+ * by frame k - 2) has been read by every neighbour for frame k - 1. With
+ * several workers, their clusters are then joined. */
 static void run_batch(void *context, unsigned thread)
 {
     struct batch *batch = context;
@@ -224,61 +288,13 @@ static void run_batch(void *context, unsigned thread)
         if (rc == CC_OK)
             rc = cpu->process_rows(&job, worker, CC__BAND_EDGES);
         if (rc != CC_OK) {
-            atomic_store(&batch->error, rc);
-            cc__pool_abandon(cpu->pool);
+            fail(batch, rc);
             return;
         }
         cc__pool_post(cpu->pool, thread, k + 1);
     }
-}
-
-struct merge {
-    struct cc__cpu *cpu;
-    cc_clusters *out;
-    size_t n_frames;
-};
-
-/* Each worker copies its own clusters, still in its cache, into place. */
-static void copy_own(void *context, unsigned thread)
-{
-    const struct merge *merge = context;
-    const struct cc__cpu *cpu = merge->cpu;
-    size_t lists = scratch_lists(cpu);
-    size_t first = LISTS_PER_WORKER * (size_t)thread;
-    for (size_t k = 0; k < merge->n_frames; k++)
-        for (size_t i = first; i < first + LISTS_PER_WORKER; i++)
-            cc__clusters_copy_placed(merge->out, cpu->scratch[i], k,
-                                     &cpu->places[k * lists + i]);
-}
-
-/* Joins the workers' lists frame by frame in row order, under the cap:
- * where every cluster goes is worked out in one pass (a few numbers per
- * frame and worker), then the workers copy in parallel. */
-static int merge_scratch(struct cc__cpu *cpu, const struct batch *batch,
-                         cc_clusters *out)
-{
-    size_t lists = scratch_lists(cpu);
-    size_t needed = batch->n_frames * lists;
-    if (needed > cpu->places_capacity) {
-        struct cc__placement *places =
-            realloc(cpu->places, needed * sizeof *places);
-        if (places == NULL)
-            return CC_ENOMEM;
-        cpu->places = places;
-        cpu->places_capacity = needed;
-    }
-    for (size_t k = 0; k < batch->n_frames; k++) {
-        int rc = cc__clusters_begin_frame(out, cpu->scratch[0]->frames[k].number);
-        for (size_t i = 0; i < lists && rc == CC_OK; i++)
-            rc = cc__clusters_place(out, cpu->scratch[i], k,
-                                    batch->job.max_clusters,
-                                    &cpu->places[k * lists + i]);
-        if (rc != CC_OK)
-            return rc;
-    }
-    struct merge merge = {.cpu = cpu, .out = out, .n_frames = batch->n_frames};
-    cc__pool_run(cpu->pool, copy_own, &merge);
-    return CC_OK;
+    if (cpu->threads > 1)
+        join_clusters(batch, thread);
 }
 
 int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
@@ -309,6 +325,7 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
         .numbers = numbers,
         .first_number = first_number,
         .n_frames = n_frames,
+        .out = out,
     };
     atomic_init(&batch.error, CC_OK);
     if (cpu->threads == 1)
@@ -318,8 +335,6 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
             cc__clusters_clear(cpu->scratch[i], nx, ny);
     cc__pool_run(cpu->pool, run_batch, &batch);
     int rc = atomic_load(&batch.error);
-    if (rc == CC_OK && cpu->threads > 1)
-        rc = merge_scratch(cpu, &batch, out);
     if (rc != CC_OK) {
         cc__clusters_clear(out, nx, ny);
         return cc__message(message, rc,

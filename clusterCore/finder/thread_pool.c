@@ -7,7 +7,9 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -17,10 +19,12 @@ struct progress {
     _Alignas(64) atomic_size_t steps;
 };
 
-/* Checks of the neighbours' progress before a waiting thread sleeps: a
- * neighbour usually finishes within microseconds, and waking a sleeper
- * costs more than that. */
-enum { SPINS_BEFORE_SLEEP = 1000 };
+/* How long a waiting thread spins before it sleeps. What it waits for
+ * (a neighbour's frame, the next task) usually comes within microseconds,
+ * while a sleeper wakes tens of microseconds late, more on a virtual CPU
+ * that halted; and the pipeline passes each late start on to the
+ * neighbours. */
+enum { SPIN_NS = 100000 };
 
 struct cc__pool {
     unsigned threads;
@@ -33,9 +37,9 @@ struct cc__pool {
     atomic_uint sleepers;      /* threads asleep in cc__pool_wait */
     pthread_mutex_t progress_lock;
     pthread_cond_t progressed;
-    unsigned long generation; /* counts posted tasks */
-    unsigned busy;            /* workers still running the task */
-    bool stopping;
+    atomic_ulong generation; /* counts posted tasks; written under lock */
+    atomic_uint busy;        /* workers still running the task; likewise */
+    atomic_bool stopping;    /* written under lock */
     void (*task)(void *, unsigned);
     void *context;
 };
@@ -45,26 +49,70 @@ struct worker_start {
     unsigned index;
 };
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Spins until done(pool, argument) holds, for SPIN_NS at most; the clock
+ * is read once every 64 pauses. Returns whether it held. */
+static bool spin_until(struct cc__pool *pool,
+                       bool (*done)(struct cc__pool *, const void *),
+                       const void *argument)
+{
+    uint64_t deadline = 0;
+    for (unsigned spin = 1;; spin++) {
+        if (done(pool, argument))
+            return true;
+        relax();
+        if (spin % 64 == 0) {
+            uint64_t now = monotonic_ns();
+            if (deadline == 0)
+                deadline = now + SPIN_NS;
+            else if (now >= deadline)
+                return false;
+        }
+    }
+}
+
+static bool task_posted(struct cc__pool *pool, const void *seen)
+{
+    return atomic_load(&pool->generation) != *(const unsigned long *)seen ||
+           atomic_load(&pool->stopping);
+}
+
 static void *worker_main(void *argument)
 {
     struct worker_start start = *(struct worker_start *)argument;
     free(argument);
     struct cc__pool *pool = start.pool;
     unsigned long seen = 0;
-    pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!pool->stopping && pool->generation == seen)
+        spin_until(pool, task_posted, &seen);
+        pthread_mutex_lock(&pool->lock);
+        while (!atomic_load(&pool->stopping) &&
+               atomic_load(&pool->generation) == seen)
             pthread_cond_wait(&pool->wake, &pool->lock);
-        if (pool->stopping)
-            break;
-        seen = pool->generation;
+        bool stopping = atomic_load(&pool->stopping);
+        seen = atomic_load(&pool->generation);
         pthread_mutex_unlock(&pool->lock);
+        if (stopping)
+            break;
         pool->task(pool->context, start.index);
         pthread_mutex_lock(&pool->lock);
-        if (--pool->busy == 0)
+        if (atomic_fetch_sub(&pool->busy, 1) == 1)
             pthread_cond_signal(&pool->finished);
+        pthread_mutex_unlock(&pool->lock);
     }
-    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
@@ -73,7 +121,7 @@ static void *worker_main(void *argument)
 static void stop_workers(struct cc__pool *pool, unsigned started)
 {
     pthread_mutex_lock(&pool->lock);
-    pool->stopping = true;
+    atomic_store(&pool->stopping, true);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; i < started; i++)
@@ -115,6 +163,9 @@ int cc__pool_new(struct cc__pool **result, unsigned threads)
         atomic_init(&pool->progress[i].steps, 0);
     atomic_init(&pool->abandoned, false);
     atomic_init(&pool->sleepers, 0);
+    atomic_init(&pool->generation, 0);
+    atomic_init(&pool->busy, 0);
+    atomic_init(&pool->stopping, false);
     for (unsigned i = 1; i < threads; i++) {
         struct worker_start *start = malloc(sizeof *start);
         int failed = start == NULL;
@@ -148,6 +199,12 @@ unsigned cc__pool_threads(const struct cc__pool *pool)
     return pool->threads;
 }
 
+static bool workers_finished(struct cc__pool *pool, const void *unused)
+{
+    (void)unused;
+    return atomic_load(&pool->busy) == 0;
+}
+
 void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
                   void *context)
 {
@@ -159,15 +216,16 @@ void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
         pthread_mutex_lock(&pool->lock);
         pool->task = task;
         pool->context = context;
-        pool->busy = pool->threads - 1;
-        pool->generation++;
+        atomic_store(&pool->busy, pool->threads - 1);
+        atomic_fetch_add(&pool->generation, 1);
         pthread_cond_broadcast(&pool->wake);
         pthread_mutex_unlock(&pool->lock);
     }
     task(context, 0);
     if (pool->threads > 1) {
+        spin_until(pool, workers_finished, NULL);
         pthread_mutex_lock(&pool->lock);
-        while (pool->busy > 0)
+        while (atomic_load(&pool->busy) > 0)
             pthread_cond_wait(&pool->finished, &pool->lock);
         pthread_mutex_unlock(&pool->lock);
     }
@@ -200,23 +258,25 @@ static bool reached(struct cc__pool *pool, unsigned first, unsigned last,
     return true;
 }
 
-static void relax(void)
+/* What cc__pool_wait waits for. */
+struct progress_wanted {
+    unsigned first, last;
+    size_t steps;
+};
+
+static bool progressed_or_abandoned(struct cc__pool *pool, const void *wanted)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    const struct progress_wanted *w = wanted;
+    return reached(pool, w->first, w->last, w->steps) ||
+           atomic_load(&pool->abandoned);
 }
 
 bool cc__pool_wait(struct cc__pool *pool, unsigned first, unsigned last,
                    size_t steps)
 {
-    for (int spin = 0; spin < SPINS_BEFORE_SLEEP; spin++) {
-        if (reached(pool, first, last, steps))
-            return true;
-        if (atomic_load(&pool->abandoned))
-            return false;
-        relax();
-    }
+    const struct progress_wanted wanted = {first, last, steps};
+    if (spin_until(pool, progressed_or_abandoned, &wanted))
+        return reached(pool, first, last, steps);
     pthread_mutex_lock(&pool->progress_lock);
     atomic_fetch_add(&pool->sleepers, 1);
     bool done;
