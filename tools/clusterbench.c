@@ -99,19 +99,23 @@ static void usage(FILE *out)
             "                    choice, the default)\n");
 }
 
-static double now(void)
+/* Seconds on a clock: CLOCK_MONOTONIC for wall time,
+ * CLOCK_PROCESS_CPUTIME_ID for the CPU time of every thread. */
+static double clock_seconds(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The CPU time of every thread of the process. */
+static double now(void)
+{
+    return clock_seconds(CLOCK_MONOTONIC);
+}
+
 static double cpu_seconds(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    return clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static long minor_faults(void)
@@ -298,7 +302,8 @@ static int open_bench_finder(const struct options *options,
     bench->frames = frames_in(work, run->input, pixels * options->frames * 2,
                               options->frames);
     if (bench->frames == NULL || cc_clusters_new(&bench->clusters) != CC_OK ||
-        cc_finder_train(bench->finder, work->dark, work->dark_frames) != CC_OK) {
+        cc_finder_train(bench->finder, work->dark, work->dark_frames) !=
+            CC_OK) {
         fprintf(stderr, "clusterbench: set-up failed: %s\n",
                 cc_finder_last_error(bench->finder));
         close_bench_finder(bench);
