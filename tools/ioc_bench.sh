@@ -228,7 +228,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-attributes $hdf5_attributes --cycle $cycle --flux $(getf "${S}MoenchFlux_RBV") --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels"
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-attributes $hdf5_attributes --cycle $cycle --flux $(getf "${S}MoenchFlux_RBV") --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels --scanrate \"${CLUSTER_SCANRATE:-I/O Intr}\""
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # ioc_lib.sh: what tools/ioc_bench.sh, ioc_soak.sh and ioc_source_bench.sh
 # share, sourced by them (bash) first thing: the options every script
-# takes (--ioc, --epics-bin, --build, --log, --help), the example IOC
+# takes (--ioc, --epics-bin, --build, --log, --scanrate, --help), the example IOC
 # started on a private Channel Access port on loopback and stopped on exit
 # (ioc_process.sh), Channel Access helpers, and /proc readings. A script
 # defines usage and script_option, calls parse_options "$@", then
@@ -18,6 +18,7 @@ common_option() {
     --epics-bin) epics_bin=$2 ;;  # where caget and caput are
     --build) build=$2 ;;          # the build tree (or the device bundle)
     --log) log=$2 ;;              # where the IOC's output goes
+    --scanrate) export CLUSTER_SCANRATE=$2 ;;  # st.cmd's SCANRATE
     -h|--help) usage; exit 0 ;;
     *) return 1 ;;
     esac
@@ -30,6 +31,9 @@ common_usage() {
   --epics-bin DIR           caget and caput (default: the build's EPICS base)
   --build DIR               the build tree (default: build/ beside tools/)
   --log FILE                keep the IOC's output there
+  --scanrate RATE           SCAN of the records that change with every array
+                            (st.cmd's CLUSTER_SCANRATE; default I/O Intr:
+                            processed at every change; e.g. ".1 second")
 EOF
 }
 

@@ -26,9 +26,17 @@ iocClusterCUDA_registerRecordDeviceDriver(pdbbase)
 # PINNED_ARRAYS=0 in the environment turns it off for comparisons.
 NDClusterCUDAPinnedArrays($(PINNED_ARRAYS=1))
 
+# The records that change with every array (ArrayCounter_RBV, UniqueId_RBV,
+# TimeStamp_RBV, QueueFree, NumQueuedArrays, NumImagesCounter_RBV) are
+# processed at every change by default (ADCore's SCANRATE, "I/O Intr"):
+# each array then wakes the callback, scanOnce and CA link threads. At
+# tens of thousands of frames a second, CLUSTER_SCANRATE=".1 second" has
+# them read ten times a second instead (docs/ioc.md).
+epicsEnvSet("SCANRATE", "$(CLUSTER_SCANRATE=I/O Intr)")
+
 # The frame source: simulated frames (or a raw run replayed).
 ADMoenchSimConfig("MOENCH", 400, 400, 0, 0, 0, 0)
-dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TIMEOUT=1")
+dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TIMEOUT=1,SCANRATE=$(SCANRATE)")
 
 # The cluster finder. One thread gathers the arrays, one finds their
 # clusters, in order, since the pedestal is one ordered sequence;
@@ -40,7 +48,7 @@ dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TI
 # ones cost nothing. The cluster arrays and images come from the plugin's
 # own pool, CLUSTER_MAX_MEMORY bytes at most (default 0: no limit).
 NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, $(CLUSTER_MAX_MEMORY=0), 0, 0, $(CLUSTER_OUTPUT_THREADS=6))
-dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH")
+dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH,SCANRATE=$(SCANRATE)")
 
 # The clusters of every frame to HDF5 (Stream mode), from address 0.
 NDFileHDF5Configure("HDF1", 2000, 0, "CLUSTER1", 0)
@@ -48,7 +56,7 @@ dbLoadRecords("NDFileHDF5.template", "P=$(PREFIX),R=HDF1:,PORT=HDF1,ADDR=0,TIMEO
 
 # Statistics of the raw frames.
 NDStatsConfigure("STATS1", 100, 0, "MOENCH", 0, 0, 0, 0, 0, 1)
-dbLoadRecords("NDStats.template", "P=$(PREFIX),R=Stats1:,PORT=STATS1,ADDR=0,TIMEOUT=1,HIST_SIZE=256,XSIZE=400,YSIZE=400,NCHANS=256,NDARRAY_PORT=MOENCH")
+dbLoadRecords("NDStats.template", "P=$(PREFIX),R=Stats1:,PORT=STATS1,ADDR=0,TIMEOUT=1,HIST_SIZE=256,XSIZE=400,YSIZE=400,NCHANS=256,NDARRAY_PORT=MOENCH,SCANRATE=$(SCANRATE)")
 NDTimeSeriesConfigure("STATS1_TS", 100, 0, "STATS1", 1, 23)
 dbLoadRecords("NDTimeSeries.template", "P=$(PREFIX),R=Stats1:TS:,PORT=STATS1_TS,ADDR=0,TIMEOUT=1,NDARRAY_PORT=STATS1,NDARRAY_ADDR=1,NCHANS=256,ENABLED=1")
 

@@ -1,11 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# ioc_pinned.sh: the example IOC with NDClusterCUDAPinnedArrays on (st.cmd's
-# default) and off (PINNED_ARRAYS=0): the IOC says what memory its arrays
-# get (page-locked with a GPU, ordinary memory without), and either way
-# the simulated source (dark frames, then cycled data frames) gives exactly
-# the clusters, spectrum and hit map that the core finds in the same
-# frames (tools/source_totals). SKIP (77) when the build has no EPICS.
+# ioc_array_settings.sh: the example IOC with st.cmd's defaults for how
+# arrays move (NDClusterCUDAPinnedArrays on, the records that change with
+# every array processed at each change: SCANRATE "I/O Intr"), then with
+# neither (PINNED_ARRAYS=0, CLUSTER_SCANRATE=".1 second"): the IOC says
+# what memory its arrays get (page-locked with a GPU, ordinary memory
+# without), those records scan as asked, and either way the simulated
+# source (dark frames, then cycled data frames) gives exactly the
+# clusters, spectrum and hit map that the core finds in the same frames
+# (tools/source_totals). SKIP (77) when the build has no EPICS.
 . "$(dirname "$0")/common.sh"
 
 . "$(dirname "$0")/ioc_common.sh"
@@ -21,7 +24,14 @@ expected=$(sed -n 's/^clusters //p' "$work/expected.txt")
 
 for pinned in 1 0; do
     export PINNED_ARRAYS=$pinned
+    if [ $pinned = 1 ]; then scan="I/O Intr"; else scan=".1 second"; fi
+    export CLUSTER_SCANRATE="$scan"
     start_ioc $pinned
+    for record in cam1:ArrayCounter_RBV cam1:NumImagesCounter_RBV \
+        Cluster1:QueueFree Cluster1:UniqueId_RBV Stats1:ArrayCounter_RBV; do
+        got=$("$caget" -t -w 2 "$P$record.SCAN")
+        [ "$got" = "$scan" ] || fail "CLUSTER_SCANRATE=$scan: $record scans at $got"
+    done
     if [ $pinned = 1 ]; then
         note=$(grep "^NDClusterCUDAPinnedArrays: .*cc_host_alloc: \(page-locked\|ordinary memory, not page-locked (.*)\)$" \
             "$work/ioc$pinned.log") || fail "no word from NDClusterCUDAPinnedArrays"
@@ -52,7 +62,7 @@ for pinned in 1 0; do
         fail "PINNED_ARRAYS=$pinned: the spectrum differs from the core's"
     counts_equal "${P}image1:ArrayData" "$work/hitmap.txt" ||
         fail "PINNED_ARRAYS=$pinned: the hit map differs from the core's"
-    echo "ok: ${note#*: }; $got clusters, spectrum and hit map as the core's"
+    echo "ok: ${note#*: }; per-array records $scan; $got clusters, spectrum and hit map as the core's"
     stop_ioc
 done
-echo "the example IOC gives the core's results with and without page-locked arrays"
+echo "the example IOC gives the core's results with and without page-locked arrays, its per-array records scanned at each change or periodically"
