@@ -200,7 +200,7 @@ run() {
     wait_for "${C}QueueFree" "$queue_size" 120 || say "the plugin's queue did not drain"
     awk -v rate="$rate" -v hdf5="$with_hdf5" -v t="$(awk "BEGIN{printf \"%.6f\", $t1 - $t0}")" \
         -v s="$((s1 - s0))" -v p="$((p1 - p0))" -v d="$((d1 - d0))" \
-        -v sd="$(( (n1 - n0) - (s1 - s0) > 0 ? (n1 - n0) - (s1 - s0) : 0 ))" \
+        -v sd="$(frames_skipped "$s0" "$n0" "$s1" "$n1")" \
         -v h="$((h1 - h0))" -v hd="$((hd1 - hd0))" -v k="$(awk "BEGIN{printf \"%.0f\", $k1 - $k0}")" \
         -v cpu="$((c1 - c0))" -v busy="$((b1 - b0))" -v tck="$(getconf CLK_TCK)" \
         -v source_cpu="$((st1 - st0))" -v plugin_cpu="$((pt1 - pt0))" \

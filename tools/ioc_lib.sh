@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # ioc_lib.sh: what tools/ioc_bench.sh, ioc_soak.sh and ioc_source_bench.sh
 # share, sourced by them (bash) first thing: the options every script
-# takes (--ioc, --epics-bin, --build, --log, --scanrate, --help), the example IOC
-# started on a private Channel Access port on loopback and stopped on exit
-# (ioc_process.sh), Channel Access helpers, and /proc readings. A script
+# takes (--ioc, --epics-bin, --build, --log, --scanrate, --help), the
+# example IOC started on a private Channel Access port on loopback and
+# stopped on exit (ioc_process.sh), Channel Access helpers, and /proc
+# readings. A script
 # defines usage and script_option, calls parse_options "$@", then
 # ioc_set_up.
 . "$(dirname "${BASH_SOURCE[0]}")/ioc_process.sh"
@@ -124,6 +125,15 @@ backend_in_use() { # ASKED
     cuda:CUDA*|cpu:CPU*|auto:*) ;;
     *) say "asked for $1, running: $backend_rbv" ;;
     esac
+}
+
+# frames_skipped S0 N0 S1 N1: the frames the source took but did not
+# publish for want of a free NDArray between two readings of its
+# ArrayCounter_RBV (S) and NumImagesCounter_RBV (N); read a moment apart,
+# a difference below 0 reads as 0.
+frames_skipped() {
+    local skipped=$(( ($4 - $2) - ($3 - $1) ))
+    echo $(( skipped > 0 ? skipped : 0 ))
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }  # the IOC's

@@ -6,14 +6,13 @@
 # (0 = as fast as the source makes frames) streams ADMoenchSim's cycled
 # simulated frames and prints one markdown table row: the rate asked, the
 # frames/s delivered (ArrayCounter_RBV), the frames skipped for want of a
-# free NDArray (NumImagesCounter less ArrayCounter), the CPU time and the waits
-# (voluntary context switches) of the source's thread per frame, and the
-# IOC's CPU in cores.
+# free NDArray (NumImagesCounter less ArrayCounter), the CPU time and the
+# waits (voluntary context switches) of the source's thread per frame, and
+# the IOC's CPU in cores.
 # With --consumer stats, ADCore's NDPluginStats takes the frames with
 # nothing to compute and nothing to pass on: what NDPluginDriver itself
-# costs per array (the
-# source's callback queueing each array, the plugin's thread taking it)
-# with a plugin that does no work of its own. The row then adds its
+# costs per array (the source's callback queueing each array, the
+# plugin's thread taking it) with a plugin that does no work of its own. The row then adds its
 # frames/s, dropped arrays, and its thread's CPU time and waits per frame.
 # Needs only bash, awk and EPICS's caget/caput; runs from a build tree or
 # from the device bundle (tools/ioc_device_bundle.sh).
@@ -88,7 +87,7 @@ run() {
     wait_for "${S}DetectorState_RBV" 0 30 || say "the source did not stop"
     [ "$consumer" = stats ] && { wait_for "${T}QueueFree" "$queue" 60 || say "NDPluginStats's queue did not drain"; }
     awk -v rate="$rate" -v s="$((s1 - s0))" -v t="$(awk "BEGIN{print $t1 - $t0}")" \
-        -v skipped="$(( (n1 - n0) - (s1 - s0) > 0 ? (n1 - n0) - (s1 - s0) : 0 ))" \
+        -v skipped="$(frames_skipped "$s0" "$n0" "$s1" "$n1")" \
         -v cpu="$((c1 - c0))" -v tck="$(getconf CLK_TCK)" \
         -v source_cpu="$((st1 - st0))" -v waits="$((sw1 - sw0))" \
         -v consumer="$consumer" -v k="$((k1 - k0))" -v d="$((d1 - d0))" \
