@@ -189,32 +189,15 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
 
 /* ---- the per-pixel arithmetic, once per precision (pixel_cpu.c) ---- */
 
-/* One worker's share of a frame and the scratch rows it needs. */
+/* One thread's scratch for the block of rows it is deciding now. */
 struct cc__worker {
-    uint32_t row0, row1; /* rows whose pixels this worker decides */
-    /* The rows at each end of the band that lie within half_y of another
-     * band: their windows read the neighbours' state, and the neighbours'
-     * windows read theirs. The rows between touch this band's state only. */
-    uint32_t edge_top, edge_bottom;
-    /* The workers whose rows this worker's windows read (itself among
-     * them): it decides frame k's edges once they have decided frame
-     * k - 1. */
-    unsigned first_neighbour, last_neighbour;
+    uint32_t row0, row1; /* the block's rows */
     void *v;     /* pedestal-subtracted values, padded by the half sizes */
     void *hmax;  /* per padded row: max(0, v over the Nx cells around) */
     void *total; /* per column of the current row: the window sum */
     void *wmax;  /* per column of the current row: the window max */
     uint8_t *emit;
-    /* The top edge's centres, which come first in row order but are found
-     * last; NULL when the band has no top edge. */
-    cc_clusters *top_clusters;
-    cc_clusters *clusters; /* the other rows' centres, in row order */
 };
-
-/* A worker decides its rows of a frame in two parts: first the rows that
- * touch its own band's state only, then, once its neighbours have
- * finished the frame before, the edges. */
-enum cc__band_part { CC__BAND_INSIDE, CC__BAND_EDGES };
 
 /* What every worker needs to know of one frame. */
 struct cc__frame_job {
@@ -235,7 +218,7 @@ struct cc__frame_job {
 #define CC__DECLARE_PRECISION(real)                                          \
     int cc__process_rows_##real(const struct cc__frame_job *job,            \
                                 struct cc__worker *worker,                  \
-                                enum cc__band_part part);                   \
+                                cc_clusters *list);                         \
     void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,      \
                                   double *mean, double *rms);               \
     void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,         \
@@ -254,15 +237,13 @@ unsigned cc__pool_threads(const struct cc__pool *pool);
  * when all have returned. */
 void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
                   void *context);
-/* Progress within the running task, for work that flows from thread to
- * thread (each frame's rows): each thread posts how many steps it has
- * done, and a thread waits for the few threads it reads from, never for
- * all. Counts start at 0 with each task. */
-void cc__pool_post(struct cc__pool *pool, unsigned thread, size_t steps);
-/* Waits until threads first..last have each posted at least `steps`;
- * false when the task was abandoned instead. */
-bool cc__pool_wait(struct cc__pool *pool, unsigned first, unsigned last,
-                   size_t steps);
+/* Waits within the running task until done(argument) holds, a condition
+ * other threads of the task make true with sequentially consistent
+ * stores followed by cc__pool_notify; false when the task was abandoned
+ * instead. Spins first, then sleeps. */
+bool cc__pool_wait_until(struct cc__pool *pool, bool (*done)(void *),
+                         void *argument);
+void cc__pool_notify(struct cc__pool *pool);
 /* Ends every wait of the running task (a thread failed). */
 void cc__pool_abandon(struct cc__pool *pool);
 
@@ -280,9 +261,10 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
-/* For tests: when set, each worker calls it before frame k's edges, so a
- * test can hold one band back and show that its neighbours wait. */
-extern void (*cc__cpu_before_edges)(unsigned thread, size_t frame);
+/* For tests: when set, a thread calls it before it decides a block of
+ * rows of frame k, so a test can hold one block back and show that its
+ * neighbours wait. */
+extern void (*cc__cpu_before_block)(unsigned block, size_t frame);
 
 /* The per-cluster formulas, shared with the CUDA backend. */
 #ifndef CC__HD

@@ -174,19 +174,18 @@ START_TEST(threads_and_batches_identical)
 }
 END_TEST
 
-/* Holds the caller's band (thread 0, the top one) back before the edges
- * of every frame. */
-static void hold_top_band(unsigned thread, size_t frame)
+/* Holds the top block of rows back before every frame. */
+static void hold_top_block(unsigned block, size_t frame)
 {
     (void)frame;
-    if (thread == 0)
+    if (block == 0)
         nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
 }
 
-/* A band held back before its edges of every frame, so that without the
- * wait its neighbour would run through the batch on state the held band
- * has not written yet: the bytes are still those of one thread. */
-START_TEST(slow_band_changes_nothing)
+/* A block held back before every frame, so that without the wait its
+ * neighbour would run through the batch on state the held block has not
+ * written yet: the bytes are still those of one thread. */
+START_TEST(slow_block_changes_nothing)
 {
     struct setup setup = {.rows = 37, .cols = 53, .size_x = 3, .size_y = 3,
                           .threads = 1, .batch = 24, .dark = 30,
@@ -194,9 +193,9 @@ START_TEST(slow_band_changes_nothing)
                           .precision = CC_PRECISION_FLOAT};
     struct run reference = run_frames(&setup);
     setup.threads = 2 + (uint32_t)_i;
-    cc__cpu_before_edges = hold_top_band;
+    cc__cpu_before_block = hold_top_block;
     struct run held = run_frames(&setup);
-    cc__cpu_before_edges = NULL;
+    cc__cpu_before_block = NULL;
     assert_same_run(&reference, &held, 37 * 53);
     free_run(&held);
     free_run(&reference);
@@ -464,7 +463,7 @@ Suite *suite_batches(void)
     TCase *identity = tcase_create("identity");
     tcase_set_timeout(identity, 300);
     tcase_add_loop_test(identity, threads_and_batches_identical, 0, 6);
-    tcase_add_loop_test(identity, slow_band_changes_nothing, 0, 2);
+    tcase_add_loop_test(identity, slow_block_changes_nothing, 0, 2);
     tcase_add_loop_test(identity, cap_counts_what_it_drops, 0, 2);
     tcase_add_test(identity, float_close_to_double);
     tcase_add_test(identity, frame_numbers_label_output);

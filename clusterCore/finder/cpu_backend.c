@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cpu_backend.c: runs batches of frames on the CPU. Each worker thread
- * decides a fixed band of rows. Only the rows at the band's edges read
- * the state that the neighbouring bands wrote for the frame before, and
- * only they are read by the neighbours. So a worker decides the rows
- * between the edges of frame k+1 at once, and its edges once its
- * neighbours have finished frame k: a pipeline, not a barrier, in which a
- * band may run most of a frame ahead of its neighbours and a slow band
- * delays only its neighbours. The same wait keeps a worker from
- * overwriting state its neighbours still read (below). Their clusters are
- * joined at the end of the batch, in the same task, each worker copying
- * its own into place.
+ * cpu_backend.c: runs batches of frames on the CPU. A frame's rows are
+ * cut into blocks, two for each thread, and deciding one block of one
+ * frame is one step of the batch. Block j's windows for frame k read the
+ * state that the blocks within half_y rows of it (its neighbours, itself
+ * among them) left after frame k - 1, and nothing else: so block j may
+ * decide frame k once its neighbours have decided frame k - 1, whatever
+ * the rest of the frame is doing. Each thread takes ready steps, first of
+ * its own blocks, furthest behind first (their state is still in its
+ * cache), and when none of those is ready the furthest-behind ready block
+ * of any thread. A thread slowed by its CPU or by the scheduler thus
+ * leaves its blocks to the others instead of holding its neighbours back,
+ * and blocks far apart may be many frames apart. Each block keeps its
+ * clusters, in row order, in its own list; at the end of the batch, in
+ * the same task, thread 0 places them and each thread copies its own
+ * blocks' lists into place.
  *
  * Frame k reads one copy of the state and writes a second (all pixels,
  * updated or not), and frame k+1 writes a third; the committed state is
  * swapped with the last written copy only when the whole batch succeeded,
  * so a failed batch leaves the pedestal untouched without copying it.
+ * The wait for the neighbours also keeps a block from overwriting, with
+ * frame k, the state of frame k - 2 that they read: they have finished
+ * frame k - 1.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -24,26 +31,56 @@
 
 #include "internal.h"
 
+/* One block of rows, alone on its cache lines: its owner writes `done`
+ * and `claimed` once a step, every neighbour reads them. */
+struct block {
+    _Alignas(64) atomic_size_t done; /* frames of the batch decided */
+    atomic_bool claimed;             /* a thread is deciding it */
+    uint32_t row0, row1;
+    /* The blocks whose rows this block's windows read, itself among
+     * them (blocks are in row order). */
+    unsigned first_neighbour, last_neighbour;
+    /* Its clusters, in row order; NULL for a single block, which writes
+     * the batch's list itself. */
+    cc_clusters *clusters;
+};
+
 struct cc__cpu {
     struct cc__pool *pool;
     unsigned threads;
-    struct cc__worker *workers;
-    /* When several workers share a frame, LISTS_PER_WORKER lists a
-     * worker, in row order: its top edge's centres, then the rest's. */
-    cc_clusters **scratch;
-    void *state[2][2];     /* [copy][s or s2] written by alternate frames */
-    struct cc__placement *places; /* [frame][list]: the merge's */
+    unsigned n_blocks;
+    struct block *blocks;
+    struct cc__worker *workers;   /* one a thread */
+    void *state[2][2];            /* [copy][s or s2] written by alternate frames */
+    struct cc__placement *places; /* [frame][block]: the merge's */
     size_t places_capacity;
     int (*process_rows)(const struct cc__frame_job *, struct cc__worker *,
-                        enum cc__band_part);
+                        cc_clusters *);
 };
 
-enum { LISTS_PER_WORKER = 2 };
+/* Blocks a thread: two, so that a thread held up leaves one to the
+ * others; more cost more rows subtracted twice and gained nothing on the
+ * H200's host (docs/benchmarks.md). Blocks at least MIN_BLOCK_ROWS and
+ * 4 half_y high: each block also subtracts the pedestal from half_y rows
+ * on either side. */
+enum { BLOCKS_PER_THREAD = 2, MIN_BLOCK_ROWS = 8 };
 
-/* The scratch lists of all the workers, when several share a frame. */
-static size_t scratch_lists(const struct cc__cpu *cpu)
+static unsigned count_blocks(const cc_config *config, unsigned threads)
 {
-    return LISTS_PER_WORKER * (size_t)cpu->threads;
+    if (threads == 1)
+        return 1;
+    uint32_t min_rows = 4 * (config->cluster_size_y / 2);
+    if (min_rows < MIN_BLOCK_ROWS)
+        min_rows = MIN_BLOCK_ROWS;
+    uint32_t most = config->rows / min_rows;
+    uint64_t wanted = (uint64_t)threads * BLOCKS_PER_THREAD;
+    return most == 0 ? 1 : wanted < most ? (unsigned)wanted : most;
+}
+
+/* Thread t's own blocks are [home_block(t), home_block(t + 1)). */
+static unsigned home_block(const struct cc__cpu *cpu, unsigned thread)
+{
+    return (unsigned)((uint64_t)cpu->n_blocks * thread / cpu->threads);
 }
 
 static void free_worker(struct cc__worker *worker)
@@ -62,10 +99,10 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
     cc__pool_destroy(cpu->pool);
     for (unsigned t = 0; cpu->workers != NULL && t < cpu->threads; t++)
         free_worker(&cpu->workers[t]);
-    for (size_t i = 0; cpu->scratch != NULL && i < scratch_lists(cpu); i++)
-        cc_clusters_destroy(cpu->scratch[i]);
+    for (unsigned b = 0; cpu->blocks != NULL && b < cpu->n_blocks; b++)
+        cc_clusters_destroy(cpu->blocks[b].clusters);
     free(cpu->workers);
-    free(cpu->scratch);
+    free(cpu->blocks);
     free(cpu->places);
     for (int copy = 0; copy < 2; copy++) {
         free(cpu->state[copy][0]);
@@ -74,23 +111,15 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
     free(cpu);
 }
 
-/* Allocates the scratch of a worker that decides rows [row0, row1). */
+/* Allocates a thread's scratch for blocks of up to `rows` rows. */
 static int init_worker(struct cc__worker *worker, const cc_config *config,
-                       uint32_t row0, uint32_t row1)
+                       uint32_t rows)
 {
     size_t real = cc__precision_size(config->precision);
     size_t half_x = config->cluster_size_x / 2;
     uint32_t half_y = config->cluster_size_y / 2;
-    size_t padded_rows = row1 - row0 + 2 * (size_t)half_y;
+    size_t padded_rows = rows + 2 * (size_t)half_y;
     size_t width = config->cols + 2 * half_x;
-    uint32_t band = row1 - row0;
-    worker->row0 = row0;
-    worker->row1 = row1;
-    worker->edge_top = row0 == 0 ? 0 : half_y < band ? half_y : band;
-    band -= worker->edge_top;
-    worker->edge_bottom = row1 == config->rows ? 0
-                          : half_y < band     ? half_y
-                                              : band;
     worker->v = calloc(padded_rows * width, real);
     worker->hmax = calloc(padded_rows * config->cols, real);
     worker->total = calloc(config->cols, real);
@@ -102,22 +131,31 @@ static int init_worker(struct cc__worker *worker, const cc_config *config,
                : CC_ENOMEM;
 }
 
-/* The workers whose bands meet a worker's rows widened by half_y, the
- * rows its windows read: bands are in row order. */
-static void find_neighbours(struct cc__worker *workers, unsigned threads,
-                            uint32_t half_y)
+/* Cuts the rows into blocks as equal as integer division makes them, each
+ * with its neighbours: the blocks that meet its rows widened by half_y,
+ * the rows its windows read. Returns the tallest block's rows. */
+static uint32_t cut_blocks(struct block *blocks, unsigned n_blocks,
+                           uint32_t rows, uint32_t half_y)
 {
-    for (unsigned t = 0; t < threads; t++) {
-        int64_t top = (int64_t)workers[t].row0 - half_y;
-        int64_t bottom = (int64_t)workers[t].row1 + half_y;
-        unsigned first = t, last = t;
-        while (first > 0 && (int64_t)workers[first - 1].row1 > top)
-            first--;
-        while (last + 1 < threads && (int64_t)workers[last + 1].row0 < bottom)
-            last++;
-        workers[t].first_neighbour = first;
-        workers[t].last_neighbour = last;
+    uint32_t tallest = 0;
+    for (unsigned b = 0; b < n_blocks; b++) {
+        blocks[b].row0 = (uint32_t)((uint64_t)rows * b / n_blocks);
+        blocks[b].row1 = (uint32_t)((uint64_t)rows * (b + 1) / n_blocks);
+        if (blocks[b].row1 - blocks[b].row0 > tallest)
+            tallest = blocks[b].row1 - blocks[b].row0;
     }
+    for (unsigned b = 0; b < n_blocks; b++) {
+        int64_t top = (int64_t)blocks[b].row0 - half_y;
+        int64_t bottom = (int64_t)blocks[b].row1 + half_y;
+        unsigned first = b, last = b;
+        while (first > 0 && (int64_t)blocks[first - 1].row1 > top)
+            first--;
+        while (last + 1 < n_blocks && (int64_t)blocks[last + 1].row0 < bottom)
+            last++;
+        blocks[b].first_neighbour = first;
+        blocks[b].last_neighbour = last;
+    }
+    return tallest;
 }
 
 int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
@@ -130,6 +168,7 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     if (cpu == NULL)
         return cc__message(message, CC_ENOMEM, "no memory for the CPU backend");
     cpu->threads = threads;
+    cpu->n_blocks = count_blocks(config, threads);
     cpu->process_rows = config->precision == CC_PRECISION_DOUBLE
                             ? cc__process_rows_double
                             : cc__process_rows_float;
@@ -141,25 +180,28 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
             if ((cpu->state[copy][field] = malloc(pixels * real)) == NULL)
                 rc = CC_ENOMEM;
     cpu->workers = calloc(threads, sizeof *cpu->workers);
-    if (cpu->workers == NULL)
+    cpu->blocks = aligned_alloc(_Alignof(struct block),
+                                cpu->n_blocks * sizeof *cpu->blocks);
+    if (cpu->workers == NULL || cpu->blocks == NULL) {
+        free(cpu->blocks);
+        cpu->blocks = NULL;
         rc = CC_ENOMEM;
-    if (rc == CC_OK && threads > 1) {
-        cpu->scratch = calloc(scratch_lists(cpu), sizeof *cpu->scratch);
-        rc = cpu->scratch == NULL ? CC_ENOMEM : CC_OK;
-        for (size_t i = 0; i < scratch_lists(cpu) && rc == CC_OK; i++)
-            rc = cc_clusters_new(&cpu->scratch[i]);
     }
-    for (unsigned t = 0; t < threads && rc == CC_OK; t++) {
-        /* Bands of rows as equal as integer division makes them. */
-        uint32_t row0 = (uint32_t)((uint64_t)config->rows * t / threads);
-        uint32_t row1 = (uint32_t)((uint64_t)config->rows * (t + 1) / threads);
-        rc = init_worker(&cpu->workers[t], config, row0, row1);
-        if (cpu->scratch != NULL) {
-            cc_clusters **own = &cpu->scratch[LISTS_PER_WORKER * t];
-            cpu->workers[t].top_clusters = own[0];
-            cpu->workers[t].clusters = own[1];
+    uint32_t tallest = 0;
+    if (rc == CC_OK) {
+        for (unsigned b = 0; b < cpu->n_blocks; b++) {
+            atomic_init(&cpu->blocks[b].done, 0);
+            atomic_init(&cpu->blocks[b].claimed, false);
+            cpu->blocks[b].clusters = NULL;
         }
+        tallest = cut_blocks(cpu->blocks, cpu->n_blocks, config->rows,
+                             config->cluster_size_y / 2);
     }
+    for (unsigned b = 0; cpu->n_blocks > 1 && b < cpu->n_blocks && rc == CC_OK;
+         b++)
+        rc = cc_clusters_new(&cpu->blocks[b].clusters);
+    for (unsigned t = 0; t < threads && rc == CC_OK; t++)
+        rc = init_worker(&cpu->workers[t], config, tallest);
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
         return cc__message(message, rc, "no memory for the CPU backend's "
@@ -167,7 +209,6 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
                                         " pixels",
                            config->rows, config->cols);
     }
-    find_neighbours(cpu->workers, threads, config->cluster_size_y / 2);
     rc = cc__pool_new(&cpu->pool, threads);
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
@@ -178,7 +219,7 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     return CC_OK;
 }
 
-void (*cc__cpu_before_edges)(unsigned thread, size_t frame);
+void (*cc__cpu_before_block)(unsigned block, size_t frame);
 
 unsigned cc__cpu_threads(const struct cc__cpu *cpu)
 {
@@ -195,15 +236,15 @@ struct batch {
     size_t n_frames;
     cc_clusters *out;
     atomic_int error;
+    atomic_bool placed; /* thread 0 placed every block's clusters */
 };
 
-/* Works out where every worker's clusters go in the batch's list, frame
- * by frame in row order under the cap: a few numbers per frame and
- * worker. */
+/* Works out where every block's clusters go in the batch's list, frame by
+ * frame in row order under the cap: a few numbers per frame and block. */
 static int place_clusters(struct cc__cpu *cpu, const struct batch *batch)
 {
-    size_t lists = scratch_lists(cpu);
-    size_t needed = batch->n_frames * lists;
+    size_t blocks = cpu->n_blocks;
+    size_t needed = batch->n_frames * blocks;
     if (needed > cpu->places_capacity) {
         struct cc__placement *places =
             realloc(cpu->places, needed * sizeof *places);
@@ -213,12 +254,12 @@ static int place_clusters(struct cc__cpu *cpu, const struct batch *batch)
         cpu->places_capacity = needed;
     }
     for (size_t k = 0; k < batch->n_frames; k++) {
-        int rc = cc__clusters_begin_frame(batch->out,
-                                          cpu->scratch[0]->frames[k].number);
-        for (size_t i = 0; i < lists && rc == CC_OK; i++)
-            rc = cc__clusters_place(batch->out, cpu->scratch[i], k,
+        int rc = cc__clusters_begin_frame(
+            batch->out, cpu->blocks[0].clusters->frames[k].number);
+        for (size_t b = 0; b < blocks && rc == CC_OK; b++)
+            rc = cc__clusters_place(batch->out, cpu->blocks[b].clusters, k,
                                     batch->job.max_clusters,
-                                    &cpu->places[k * lists + i]);
+                                    &cpu->places[k * blocks + b]);
         if (rc != CC_OK)
             return rc;
     }
@@ -231,69 +272,172 @@ static void fail(struct batch *batch, int rc)
     cc__pool_abandon(batch->cpu->pool);
 }
 
-/* The end of a batch shared by several workers: worker 0 waits for every
- * worker's last frame and places the clusters (step n_frames + 1); then
- * each worker copies its own, still in its cache, into place. */
+static bool clusters_placed(void *context)
+{
+    struct batch *batch = context;
+    return atomic_load(&batch->placed);
+}
+
+/* The end of a batch of several blocks, once every block has decided
+ * every frame: thread 0 places the clusters; then each thread copies its
+ * own blocks' lists, most likely still in its cache, into place. */
 static void join_clusters(struct batch *batch, unsigned thread)
 {
     struct cc__cpu *cpu = batch->cpu;
-    size_t n = batch->n_frames;
     if (thread == 0) {
-        if (!cc__pool_wait(cpu->pool, 0, cpu->threads - 1, n))
-            return;
         int rc = place_clusters(cpu, batch);
         if (rc != CC_OK) {
             fail(batch, rc);
             return;
         }
-        cc__pool_post(cpu->pool, 0, n + 1);
-    } else if (!cc__pool_wait(cpu->pool, 0, 0, n + 1)) {
+        atomic_store(&batch->placed, true);
+        cc__pool_notify(cpu->pool);
+    } else if (!cc__pool_wait_until(cpu->pool, clusters_placed, batch)) {
         return;
     }
-    size_t lists = scratch_lists(cpu);
-    size_t first = LISTS_PER_WORKER * (size_t)thread;
-    for (size_t k = 0; k < n; k++)
-        for (size_t i = first; i < first + LISTS_PER_WORKER; i++)
-            cc__clusters_copy_placed(batch->out, cpu->scratch[i], k,
-                                     &cpu->places[k * lists + i]);
+    size_t blocks = cpu->n_blocks;
+    for (unsigned b = home_block(cpu, thread); b < home_block(cpu, thread + 1);
+         b++)
+        for (size_t k = 0; k < batch->n_frames; k++)
+            cc__clusters_copy_placed(batch->out, cpu->blocks[b].clusters, k,
+                                     &cpu->places[k * blocks + b]);
 }
 
-/* One worker's rows of every frame of the batch. The rows between its
- * edges read and write its own band's state only. Before frame k's edges
- * it waits for its neighbours to finish frame k - 1: then the state the
- * edges' windows read is written, and the copy the edges write (written
- * by frame k - 2) has been read by every neighbour for frame k - 1. With
- * several workers, their clusters are then joined. */
+/* The frame block b may decide now: the next one, when its neighbours
+ * have decided the one before. SIZE_MAX when it may not, or is done. */
+static size_t ready_frame(const struct cc__cpu *cpu, const struct block *b,
+                          size_t n_frames)
+{
+    size_t k = atomic_load(&b->done);
+    if (k == n_frames)
+        return SIZE_MAX;
+    for (unsigned m = b->first_neighbour; m <= b->last_neighbour; m++)
+        if (atomic_load(&cpu->blocks[m].done) < k)
+            return SIZE_MAX;
+    return k;
+}
+
+/* The unclaimed block of [first, end) (indices modulo n_blocks) furthest
+ * behind among those ready; n_blocks when there is none. */
+static unsigned furthest_behind(const struct cc__cpu *cpu, unsigned first,
+                                unsigned end, size_t n_frames)
+{
+    unsigned best = cpu->n_blocks;
+    size_t best_frame = SIZE_MAX;
+    for (unsigned i = first; i < end; i++) {
+        unsigned b = i % cpu->n_blocks;
+        if (atomic_load(&cpu->blocks[b].claimed))
+            continue;
+        size_t k = ready_frame(cpu, &cpu->blocks[b], n_frames);
+        if (k < best_frame) {
+            best = b;
+            best_frame = k;
+        }
+    }
+    return best;
+}
+
+/* Claims a ready block for the thread and says which frame it decides:
+ * one of its own if it can, else anyone's. n_blocks when none is ready. */
+static unsigned claim_block(struct cc__cpu *cpu, unsigned thread,
+                            size_t n_frames, size_t *frame)
+{
+    unsigned home = home_block(cpu, thread);
+    unsigned home_end = home_block(cpu, thread + 1);
+    for (;;) {
+        unsigned b = furthest_behind(cpu, home, home_end, n_frames);
+        if (b == cpu->n_blocks)
+            b = furthest_behind(cpu, home_end, home + cpu->n_blocks,
+                                n_frames);
+        if (b == cpu->n_blocks)
+            return b;
+        struct block *block = &cpu->blocks[b];
+        bool unclaimed = false;
+        if (!atomic_compare_exchange_strong(&block->claimed, &unclaimed,
+                                            true))
+            continue;
+        /* Another thread may have decided it between the look and the
+         * claim. */
+        *frame = ready_frame(cpu, block, n_frames);
+        if (*frame != SIZE_MAX)
+            return b;
+        atomic_store(&block->claimed, false);
+    }
+}
+
+/* What a thread with nothing to claim waits for. */
+struct claim_query {
+    const struct cc__cpu *cpu;
+    size_t n_frames;
+};
+
+static bool all_decided(const struct cc__cpu *cpu, size_t n_frames)
+{
+    for (unsigned b = 0; b < cpu->n_blocks; b++)
+        if (atomic_load(&cpu->blocks[b].done) < n_frames)
+            return false;
+    return true;
+}
+
+static bool block_ready_or_all_decided(void *context)
+{
+    const struct claim_query *q = context;
+    return furthest_behind(q->cpu, 0, q->cpu->n_blocks, q->n_frames) <
+               q->cpu->n_blocks ||
+           all_decided(q->cpu, q->n_frames);
+}
+
+/* Decides block b of frame k with this thread's scratch. */
+static int decide_block(const struct batch *batch, struct cc__worker *worker,
+                        unsigned b, size_t k)
+{
+    const struct cc__cpu *cpu = batch->cpu;
+    const struct block *block = &cpu->blocks[b];
+    struct cc__frame_job job = batch->job;
+    job.frame = cc__frame_at(&batch->frames, k);
+    job.number = batch->numbers != NULL ? batch->numbers[k]
+                                        : batch->first_number + k;
+    job.s_in = k == 0 ? batch->pedestal->s : cpu->state[(k - 1) % 2][0];
+    job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
+    job.s_out = cpu->state[k % 2][0];
+    job.s2_out = cpu->state[k % 2][1];
+    worker->row0 = block->row0;
+    worker->row1 = block->row1;
+    if (cc__cpu_before_block != NULL)
+        cc__cpu_before_block(b, k);
+    return cpu->process_rows(&job, worker,
+                             block->clusters != NULL ? block->clusters
+                                                     : batch->out);
+}
+
+/* One thread's part of a batch: ready steps until every block has decided
+ * every frame, then, with several blocks, the join. */
 static void run_batch(void *context, unsigned thread)
 {
     struct batch *batch = context;
     struct cc__cpu *cpu = batch->cpu;
-    struct cc__worker *worker = &cpu->workers[thread];
-    for (size_t k = 0; k < batch->n_frames; k++) {
-        struct cc__frame_job job = batch->job;
-        job.frame = cc__frame_at(&batch->frames, k);
-        job.number = batch->numbers != NULL ? batch->numbers[k]
-                                            : batch->first_number + k;
-        job.s_in = k == 0 ? batch->pedestal->s : cpu->state[(k - 1) % 2][0];
-        job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
-        job.s_out = cpu->state[k % 2][0];
-        job.s2_out = cpu->state[k % 2][1];
-        int rc = cpu->process_rows(&job, worker, CC__BAND_INSIDE);
-        if (cc__cpu_before_edges != NULL)
-            cc__cpu_before_edges(thread, k);
-        if (rc == CC_OK && k > 0 &&
-            !cc__pool_wait(cpu->pool, worker->first_neighbour,
-                           worker->last_neighbour, k))
-            return; /* another worker failed: the batch is dropped */
-        if (rc == CC_OK)
-            rc = cpu->process_rows(&job, worker, CC__BAND_EDGES);
+    struct claim_query query = {cpu, batch->n_frames};
+    while (atomic_load(&batch->error) == CC_OK) {
+        size_t k;
+        unsigned b = claim_block(cpu, thread, batch->n_frames, &k);
+        if (b == cpu->n_blocks) {
+            if (all_decided(cpu, batch->n_frames))
+                break;
+            if (!cc__pool_wait_until(cpu->pool, block_ready_or_all_decided,
+                                     &query))
+                return; /* another thread failed: the batch is dropped */
+            continue;
+        }
+        int rc = decide_block(batch, &cpu->workers[thread], b, k);
         if (rc != CC_OK) {
             fail(batch, rc);
             return;
         }
-        cc__pool_post(cpu->pool, thread, k + 1);
+        atomic_store(&cpu->blocks[b].done, k + 1);
+        atomic_store(&cpu->blocks[b].claimed, false);
+        cc__pool_notify(cpu->pool);
     }
-    if (cpu->threads > 1)
+    if (atomic_load(&batch->error) == CC_OK && cpu->n_blocks > 1)
         join_clusters(batch, thread);
 }
 
@@ -328,11 +472,14 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
         .out = out,
     };
     atomic_init(&batch.error, CC_OK);
-    if (cpu->threads == 1)
-        cpu->workers[0].clusters = out;
-    else
-        for (size_t i = 0; i < scratch_lists(cpu); i++)
-            cc__clusters_clear(cpu->scratch[i], nx, ny);
+    atomic_init(&batch.placed, false);
+    /* No thread runs a batch now: the counts start again unraced. */
+    for (unsigned b = 0; b < cpu->n_blocks; b++) {
+        atomic_store(&cpu->blocks[b].done, 0);
+        atomic_store(&cpu->blocks[b].claimed, false);
+        if (cpu->blocks[b].clusters != NULL)
+            cc__clusters_clear(cpu->blocks[b].clusters, nx, ny);
+    }
     cc__pool_run(cpu->pool, run_batch, &batch);
     int rc = atomic_load(&batch.error);
     if (rc != CC_OK) {

@@ -58,27 +58,33 @@ void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
     }
 }
 
-/* Fills the worker's padded rows with v = (x - X0) - r for frame rows
- * [from, to) (those outside the frame are left alone), and hmax with the
- * running max(0, v) over Nx cells. Padding cells are never written and
- * stay 0, which is exactly the spec's "skipped in sums and maxima, 0 in
- * the emitted cluster"; masked pixels are written as 0 for the same
- * reason. */
+/* Fills the worker's padded rows, its block's rows and half_y more on
+ * each side, with v = (x - X0) - r, and hmax with the running max(0, v)
+ * over Nx cells. Cells outside the frame are 0, which is exactly the
+ * spec's "skipped in sums and maxima, 0 in the emitted cluster": the
+ * padding columns are never written, and rows above or below the frame
+ * are cleared, since the scratch last held another block. Masked pixels
+ * are written as 0 for the same reason. */
 ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
-                              struct cc__worker *worker, int64_t from,
-                              int64_t to)
+                              struct cc__worker *worker)
 {
     const size_t cols = job->cols, nx = 2 * (size_t)job->half_x + 1;
     const size_t width = cols + 2 * (size_t)job->half_x;
     const int64_t padded_top = (int64_t)worker->row0 - job->half_y;
+    const int64_t padded_bottom = (int64_t)worker->row1 + job->half_y;
     const real n = (real)job->window;
     const uint16_t mask = job->adc_mask;
     real *restrict v_all = worker->v;
     real *restrict hmax_all = worker->hmax;
-    if (from < 0)
-        from = 0;
-    if (to > job->rows)
-        to = job->rows;
+    int64_t from = padded_top < 0 ? 0 : padded_top;
+    int64_t to = padded_bottom > job->rows ? job->rows : padded_bottom;
+    for (int64_t row = padded_top; row < padded_bottom; row++) {
+        if (row >= from && row < to)
+            continue;
+        size_t j = (size_t)(row - padded_top);
+        memset(v_all + j * width, 0, width * sizeof(real));
+        memset(hmax_all + j * cols, 0, cols * sizeof(real));
+    }
     for (int64_t row = from; row < to; row++) {
         size_t j = (size_t)(row - padded_top);
         size_t first = (size_t)row * cols;
@@ -220,21 +226,6 @@ static int emit_clusters(const struct cc__frame_job *job,
     return CC_OK;
 }
 
-/* Decides rows [from, to) of the band, their v rows and the half_y rows
- * around them filled, and appends their centres to list. */
-ROW_LOOP int decide_rows(const struct cc__frame_job *job,
-                         struct cc__worker *worker, uint32_t from,
-                         uint32_t to, cc_clusters *list)
-{
-    int rc = CC_OK;
-    for (uint32_t iy = from; iy < to && rc == CC_OK; iy++) {
-        window_sums(job, worker, (size_t)(iy - worker->row0));
-        decide_row(job, worker, iy);
-        rc = emit_clusters(job, worker, iy, list);
-    }
-    return rc;
-}
-
 /* Built for AVX2 and for the baseline, chosen at load time. AVX2 without
  * FMA changes only the vector width: every lane rounds as scalar code.
  * ThreadSanitizer instruments the load-time resolver, which then runs
@@ -247,29 +238,14 @@ __attribute__((target_clones("avx2", "default")))
 #endif
 int PRECISION_FN(cc__process_rows)(const struct cc__frame_job *job,
                                    struct cc__worker *worker,
-                                   enum cc__band_part part)
+                                   cc_clusters *list)
 {
-    const uint32_t inside_top = worker->row0 + worker->edge_top;
-    const uint32_t inside_bottom = worker->row1 - worker->edge_bottom;
-    if (part == CC__BAND_INSIDE) {
-        subtract_pedestal(job, worker, worker->row0, worker->row1);
-        int rc = cc__clusters_begin_frame(worker->clusters, job->number);
-        if (rc == CC_OK && worker->top_clusters != NULL)
-            rc = cc__clusters_begin_frame(worker->top_clusters, job->number);
-        if (rc == CC_OK)
-            rc = decide_rows(job, worker, inside_top, inside_bottom,
-                             worker->clusters);
-        return rc;
+    subtract_pedestal(job, worker);
+    int rc = cc__clusters_begin_frame(list, job->number);
+    for (uint32_t iy = worker->row0; iy < worker->row1 && rc == CC_OK; iy++) {
+        window_sums(job, worker, (size_t)(iy - worker->row0));
+        decide_row(job, worker, iy);
+        rc = emit_clusters(job, worker, iy, list);
     }
-    /* The neighbours' rows that the edges' windows read. */
-    subtract_pedestal(job, worker, (int64_t)worker->row0 - job->half_y,
-                      worker->row0);
-    subtract_pedestal(job, worker, worker->row1,
-                      (int64_t)worker->row1 + job->half_y);
-    int rc = decide_rows(job, worker, worker->row0, inside_top,
-                         worker->top_clusters);
-    if (rc == CC_OK)
-        rc = decide_rows(job, worker, inside_bottom, worker->row1,
-                         worker->clusters);
     return rc;
 }

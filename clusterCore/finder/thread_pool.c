@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread_pool.c: a fixed set of worker threads that run one task together,
- * and the progress each has made within it, so that a thread waits only
- * for the threads whose work it reads. Thread 0 is the caller, so a pool
+ * and waits within the task for conditions the task's own threads make
+ * true, such as a neighbour's progress. Thread 0 is the caller, so a pool
  * of one thread starts no thread at all.
  */
 #include <pthread.h>
@@ -12,12 +12,6 @@
 #include <time.h>
 
 #include "internal.h"
-
-/* A thread's steps done in the running task, alone on its cache line so
- * that posting does not slow the neighbours' reads. */
-struct progress {
-    _Alignas(64) atomic_size_t steps;
-};
 
 /* How long a waiting thread spins before it sleeps. What it waits for
  * (a neighbour's frame, the next task) usually comes within microseconds,
@@ -32,11 +26,10 @@ struct cc__pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;     /* a task was posted, or the pool stops */
     pthread_cond_t finished; /* the last worker finished the task */
-    struct progress *progress; /* one a thread */
     atomic_bool abandoned;
-    atomic_uint sleepers;      /* threads asleep in cc__pool_wait */
+    atomic_uint sleepers;      /* threads asleep in cc__pool_wait_until */
     pthread_mutex_t progress_lock;
-    pthread_cond_t progressed;
+    pthread_cond_t progressed; /* cc__pool_notify was called */
     atomic_ulong generation; /* counts posted tasks; written under lock */
     atomic_uint busy;        /* workers still running the task; likewise */
     atomic_bool stopping;    /* written under lock */
@@ -66,8 +59,8 @@ static void relax(void)
 /* Spins until done(pool, argument) holds, for SPIN_NS at most; the clock
  * is read once every 64 pauses. Returns whether it held. */
 static bool spin_until(struct cc__pool *pool,
-                       bool (*done)(struct cc__pool *, const void *),
-                       const void *argument)
+                       bool (*done)(struct cc__pool *, void *),
+                       void *argument)
 {
     uint64_t deadline = 0;
     for (unsigned spin = 1;; spin++) {
@@ -84,9 +77,9 @@ static bool spin_until(struct cc__pool *pool,
     }
 }
 
-static bool task_posted(struct cc__pool *pool, const void *seen)
+static bool task_posted(struct cc__pool *pool, void *seen)
 {
-    return atomic_load(&pool->generation) != *(const unsigned long *)seen ||
+    return atomic_load(&pool->generation) != *(unsigned long *)seen ||
            atomic_load(&pool->stopping);
 }
 
@@ -132,7 +125,6 @@ static void free_pool(struct cc__pool *pool)
 {
     pthread_cond_destroy(&pool->progressed);
     pthread_mutex_destroy(&pool->progress_lock);
-    free(pool->progress);
     pthread_cond_destroy(&pool->finished);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
@@ -148,19 +140,15 @@ int cc__pool_new(struct cc__pool **result, unsigned threads)
         return CC_ENOMEM;
     pool->threads = threads;
     pool->workers = calloc(threads, sizeof *pool->workers);
-    pool->progress = aligned_alloc(_Alignof(struct progress),
-                                   threads * sizeof *pool->progress);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->finished, NULL);
     pthread_mutex_init(&pool->progress_lock, NULL);
     pthread_cond_init(&pool->progressed, NULL);
-    if (pool->workers == NULL || pool->progress == NULL) {
+    if (pool->workers == NULL) {
         free_pool(pool);
         return CC_ENOMEM;
     }
-    for (unsigned i = 0; i < threads; i++)
-        atomic_init(&pool->progress[i].steps, 0);
     atomic_init(&pool->abandoned, false);
     atomic_init(&pool->sleepers, 0);
     atomic_init(&pool->generation, 0);
@@ -199,7 +187,7 @@ unsigned cc__pool_threads(const struct cc__pool *pool)
     return pool->threads;
 }
 
-static bool workers_finished(struct cc__pool *pool, const void *unused)
+static bool workers_finished(struct cc__pool *pool, void *unused)
 {
     (void)unused;
     return atomic_load(&pool->busy) == 0;
@@ -208,9 +196,7 @@ static bool workers_finished(struct cc__pool *pool, const void *unused)
 void cc__pool_run(struct cc__pool *pool, void (*task)(void *, unsigned),
                   void *context)
 {
-    /* No thread runs a task now: the counts start again unraced. */
-    for (unsigned i = 0; i < pool->threads; i++)
-        atomic_store(&pool->progress[i].steps, 0);
+    /* No thread runs a task now: the flag starts again unraced. */
     atomic_store(&pool->abandoned, false);
     if (pool->threads > 1) {
         pthread_mutex_lock(&pool->lock);
@@ -238,54 +224,41 @@ static void wake_sleepers(struct cc__pool *pool)
     pthread_mutex_unlock(&pool->progress_lock);
 }
 
-void cc__pool_post(struct cc__pool *pool, unsigned thread, size_t steps)
+void cc__pool_notify(struct cc__pool *pool)
 {
-    /* Sequentially consistent, as is the sleepers' count: either this
-     * thread sees a sleeper to wake, or the sleeper, counted first, sees
-     * these steps before it sleeps. The store also releases the thread's
-     * work to whoever reads the steps. */
-    atomic_store(&pool->progress[thread].steps, steps);
+    /* Sequentially consistent, as is the sleepers' count and the store
+     * the caller made before: either this thread sees a sleeper to wake,
+     * or the sleeper, counted first, sees that store before it sleeps. */
     if (atomic_load(&pool->sleepers) > 0)
         wake_sleepers(pool);
 }
 
-static bool reached(struct cc__pool *pool, unsigned first, unsigned last,
-                    size_t steps)
-{
-    for (unsigned i = first; i <= last; i++)
-        if (atomic_load(&pool->progress[i].steps) < steps)
-            return false;
-    return true;
-}
-
-/* What cc__pool_wait waits for. */
-struct progress_wanted {
-    unsigned first, last;
-    size_t steps;
+/* What cc__pool_wait_until waits for. */
+struct wanted {
+    bool (*done)(void *);
+    void *argument;
 };
 
-static bool progressed_or_abandoned(struct cc__pool *pool, const void *wanted)
+static bool done_or_abandoned(struct cc__pool *pool, void *argument)
 {
-    const struct progress_wanted *w = wanted;
-    return reached(pool, w->first, w->last, w->steps) ||
-           atomic_load(&pool->abandoned);
+    const struct wanted *w = argument;
+    return w->done(w->argument) || atomic_load(&pool->abandoned);
 }
 
-bool cc__pool_wait(struct cc__pool *pool, unsigned first, unsigned last,
-                   size_t steps)
+bool cc__pool_wait_until(struct cc__pool *pool, bool (*done)(void *),
+                         void *argument)
 {
-    const struct progress_wanted wanted = {first, last, steps};
-    if (spin_until(pool, progressed_or_abandoned, &wanted))
-        return reached(pool, first, last, steps);
+    struct wanted wanted = {done, argument};
+    if (spin_until(pool, done_or_abandoned, &wanted))
+        return !atomic_load(&pool->abandoned);
     pthread_mutex_lock(&pool->progress_lock);
     atomic_fetch_add(&pool->sleepers, 1);
-    bool done;
-    while (!(done = reached(pool, first, last, steps)) &&
-           !atomic_load(&pool->abandoned))
+    bool abandoned;
+    while (!(abandoned = atomic_load(&pool->abandoned)) && !done(argument))
         pthread_cond_wait(&pool->progressed, &pool->progress_lock);
     atomic_fetch_sub(&pool->sleepers, 1);
     pthread_mutex_unlock(&pool->progress_lock);
-    return done;
+    return !abandoned;
 }
 
 void cc__pool_abandon(struct cc__pool *pool)
