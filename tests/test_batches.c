@@ -5,6 +5,7 @@
  * lost under a cap, and float close to double.
  */
 #include <check.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,6 +443,38 @@ static void check_failed_batch(uint32_t threads, bool grown)
     flat_close(&twin);
 }
 
+/* A finder of several threads made with too little memory, at every
+ * point of its set-up that the limit can reach: it fails with a message
+ * (out of memory, or no memory for a thread's stack) and frees what it
+ * had, or it is made. glibc fills what malloc returns with a pattern
+ * meanwhile, so that a part freed before it was filled in shows. */
+START_TEST(new_without_memory_fails_cleanly)
+{
+    cc_config config = test_config(400, 400);
+    config.threads = 8;
+    int failures = 0;
+    mallopt(M_PERTURB, 0xA5);
+    for (size_t headroom = 0; headroom <= (8u << 20); headroom += 64u << 10) {
+        char message[CC_MESSAGE_SIZE] = "";
+        cc_finder *finder = NULL;
+        limit_memory(headroom, 0);
+        int rc = cc_finder_new(&finder, &config, message);
+        limit_memory(0, 1);
+        if (rc == CC_OK) {
+            cc_finder_destroy(finder);
+            continue;
+        }
+        ck_assert_msg(rc == CC_ENOMEM || rc == CC_ETHREAD, "rc %d: %s", rc,
+                      message);
+        ck_assert_ptr_null(finder);
+        ck_assert_str_ne(message, "");
+        failures++;
+    }
+    mallopt(M_PERTURB, 0);
+    ck_assert_int_gt(failures, 0);
+}
+END_TEST
+
 /* One thread, and four, which must all give up when one fails. */
 START_TEST(failed_batch_changes_nothing)
 {
@@ -471,6 +504,7 @@ Suite *suite_batches(void)
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     tcase_add_loop_test(identity, failed_batch_changes_nothing, 0, 2);
     tcase_add_test(identity, failed_join_changes_nothing);
+    tcase_add_test(identity, new_without_memory_fails_cleanly);
 #endif
     suite_add_tcase(suite, identity);
     return suite;

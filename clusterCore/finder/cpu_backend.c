@@ -182,13 +182,11 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     cpu->workers = calloc(threads, sizeof *cpu->workers);
     cpu->blocks = aligned_alloc(_Alignof(struct block),
                                 cpu->n_blocks * sizeof *cpu->blocks);
-    if (cpu->workers == NULL || cpu->blocks == NULL) {
-        free(cpu->blocks);
-        cpu->blocks = NULL;
+    if (cpu->workers == NULL || cpu->blocks == NULL)
         rc = CC_ENOMEM;
-    }
     uint32_t tallest = 0;
-    if (rc == CC_OK) {
+    /* Filled in whatever failed before: cc__cpu_destroy reads them. */
+    if (cpu->blocks != NULL) {
         for (unsigned b = 0; b < cpu->n_blocks; b++) {
             atomic_init(&cpu->blocks[b].done, 0);
             atomic_init(&cpu->blocks[b].claimed, false);
