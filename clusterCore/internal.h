@@ -192,8 +192,6 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
 /* One thread's scratch for the block of rows it is deciding now. */
 struct cc__worker {
     uint32_t row0, row1; /* the block's rows */
-    void *v;     /* pedestal-subtracted values, padded by the half sizes */
-    void *hmax;  /* per padded row: max(0, v over the Nx cells around) */
     void *total; /* per column of the current row: the window sum */
     void *wmax;  /* per column of the current row: the window max */
     uint8_t *emit;
@@ -213,12 +211,21 @@ struct cc__frame_job {
     const uint8_t *pixel_mask; /* docs/spec.md §7.1, 0 = good */
     const void *s_in, *s2_in; /* state left by the previous frame */
     void *s_out, *s2_out;     /* state this frame leaves */
+    /* The frame's pedestal-subtracted values, (rows + 2 half_y) x (cols +
+     * 2 half_x), and per row max(0, v over the Nx cells around), (rows +
+     * 2 half_y) x cols: padded with zeros that are never written. */
+    void *v, *hmax;
 };
 
 #define CC__DECLARE_PRECISION(real)                                          \
-    int cc__process_rows_##real(const struct cc__frame_job *job,            \
-                                struct cc__worker *worker,                  \
-                                cc_clusters *list);                         \
+    /* Writes rows [row0, row1) of job->v and job->hmax. */                  \
+    void cc__subtract_rows_##real(const struct cc__frame_job *job,          \
+                                  uint32_t row0, uint32_t row1);            \
+    /* Decides the worker's rows from job->v, the rows within half_y of      \
+     * them subtracted, and appends their clusters to list as one frame. */ \
+    int cc__decide_rows_##real(const struct cc__frame_job *job,             \
+                               struct cc__worker *worker,                   \
+                               cc_clusters *list);                          \
     void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,      \
                                   double *mean, double *rms);               \
     void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,         \
@@ -261,10 +268,10 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, char *message);
-/* For tests: when set, a thread calls it before it decides a block of
- * rows of frame k, so a test can hold one block back and show that its
- * neighbours wait. */
-extern void (*cc__cpu_before_block)(unsigned block, size_t frame);
+/* For tests: when set, a thread calls it before each step of a block of
+ * rows (step k decides frame k - 1 and subtracts frame k), so a test can
+ * hold one block back and show that its neighbours wait. */
+extern void (*cc__cpu_before_block)(unsigned block, size_t step);
 
 /* The per-cluster formulas, shared with the CUDA backend. */
 #ifndef CC__HD

@@ -142,10 +142,10 @@ static void assert_same_run(const struct run *a, const struct run *b,
 }
 
 /* Byte-identical clusters and pedestal for 1, 2, 3, 4, 7 and 16 threads
- * (16: bands of 2 or 3 rows, so that a 9x9 window reads two bands either
- * side), batches of 1, 5 and 24 frames (in which workers run frames
- * ahead of each other) and frames given as a list of pointers, on frames
- * whose sides are not multiples of anything, for 3x3, 9x9 and 5x3
+ * (four blocks of 9 or 10 rows; from 3 threads on, some own none and only
+ * take others' steps), batches of 1, 5 and 24 frames (in which blocks run
+ * frames ahead of each other) and frames given as a list of pointers, on
+ * frames whose sides are not multiples of anything, for 3x3, 9x9 and 5x3
  * clusters in both precisions. */
 START_TEST(threads_and_batches_identical)
 {
@@ -175,17 +175,36 @@ START_TEST(threads_and_batches_identical)
 }
 END_TEST
 
-/* Holds the top block of rows back before every frame. */
-static void hold_top_block(unsigned block, size_t frame)
+/* Many blocks, some threads owning one and some two: 13 threads cut 203
+ * rows into 25 blocks of 8 or 9, so that a 9x9 window reads half of each
+ * neighbour and blocks far apart may be many frames apart. */
+START_TEST(many_blocks_identical)
 {
-    (void)frame;
+    uint32_t size = _i ? 9 : 3;
+    struct setup setup = {.rows = 203, .cols = 41, .size_x = size,
+                          .size_y = size, .threads = 1, .batch = 24,
+                          .dark = 30, .frames = 48, .photons = 120,
+                          .precision = CC_PRECISION_FLOAT};
+    struct run reference = run_frames(&setup);
+    setup.threads = 13;
+    struct run many = run_frames(&setup);
+    assert_same_run(&reference, &many, 203 * 41);
+    free_run(&many);
+    free_run(&reference);
+}
+END_TEST
+
+/* Holds the top block of rows back before every step. */
+static void hold_top_block(unsigned block, size_t step)
+{
+    (void)step;
     if (block == 0)
         nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
 }
 
-/* A block held back before every frame, so that without the wait its
- * neighbour would run through the batch on state the held block has not
- * written yet: the bytes are still those of one thread. */
+/* A block held back before every step, so that without the wait its
+ * neighbours would run through the batch on values the held block has not
+ * subtracted yet: the bytes are still those of one thread. */
 START_TEST(slow_block_changes_nothing)
 {
     struct setup setup = {.rows = 37, .cols = 53, .size_x = 3, .size_y = 3,
@@ -496,6 +515,7 @@ Suite *suite_batches(void)
     TCase *identity = tcase_create("identity");
     tcase_set_timeout(identity, 300);
     tcase_add_loop_test(identity, threads_and_batches_identical, 0, 6);
+    tcase_add_loop_test(identity, many_blocks_identical, 0, 2);
     tcase_add_loop_test(identity, slow_block_changes_nothing, 0, 2);
     tcase_add_loop_test(identity, cap_counts_what_it_drops, 0, 2);
     tcase_add_test(identity, float_close_to_double);

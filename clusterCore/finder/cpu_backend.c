@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpu_backend.c: runs batches of frames on the CPU. A frame's rows are
- * cut into blocks, two for each thread, and deciding one block of one
- * frame is one step of the batch. Block j's windows for frame k read the
- * state that the blocks within half_y rows of it (its neighbours, itself
- * among them) left after frame k - 1, and nothing else: so block j may
- * decide frame k once its neighbours have decided frame k - 1, whatever
- * the rest of the frame is doing. Each thread takes ready steps, first of
+ * cut into blocks, two for each thread. Each block subtracts the pedestal
+ * from its own rows of frame k into the frame's subtracted values, shared
+ * by all blocks, from the state it left after frame k - 1; its windows
+ * then read those values in its rows and in half_y rows on each side,
+ * which the blocks there (its neighbours, itself among them) subtracted.
+ * One step of block j decides frame k - 1 and subtracts frame k: so it
+ * may run once its neighbours have taken the step before, whatever the
+ * rest of the frame is doing, and no row is subtracted twice. A batch of
+ * n frames is n + 1 steps a block, the first one subtracting only and the
+ * last one deciding only. Each thread takes ready steps, first of
  * its own blocks, furthest behind first (their state is still in its
  * cache), and when none of those is ready the furthest-behind ready block
  * of any thread. A thread slowed by its CPU or by the scheduler thus
@@ -19,10 +23,11 @@
  * Frame k reads one copy of the state and writes a second (all pixels,
  * updated or not), and frame k+1 writes a third; the committed state is
  * swapped with the last written copy only when the whole batch succeeded,
- * so a failed batch leaves the pedestal untouched without copying it.
- * The wait for the neighbours also keeps a block from overwriting, with
- * frame k, the state of frame k - 2 that they read: they have finished
- * frame k - 1.
+ * so a failed batch leaves the pedestal untouched without copying it. A
+ * block reads and writes only its own rows of the state. Its subtracted
+ * values alternate between two copies by frame parity: the wait for the
+ * neighbours also keeps a block from overwriting, with frame k, the
+ * values of frame k - 2 they read, since they have decided it.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -34,8 +39,8 @@
 /* One block of rows, alone on its cache lines: its owner writes `done`
  * and `claimed` once a step, every neighbour reads them. */
 struct block {
-    _Alignas(64) atomic_size_t done; /* frames of the batch decided */
-    atomic_bool claimed;             /* a thread is deciding it */
+    _Alignas(64) atomic_size_t done; /* steps of the batch taken */
+    atomic_bool claimed;             /* a thread is taking its step */
     uint32_t row0, row1;
     /* The blocks whose rows this block's windows read, itself among
      * them (blocks are in row order). */
@@ -52,27 +57,28 @@ struct cc__cpu {
     struct block *blocks;
     struct cc__worker *workers;   /* one a thread */
     void *state[2][2];            /* [copy][s or s2] written by alternate frames */
+    /* [copy][v or hmax] of alternate frames; one copy for one block,
+     * which decides a frame before it subtracts the next. */
+    void *subtracted[2][2];
+    unsigned subtracted_copies;
     struct cc__placement *places; /* [frame][block]: the merge's */
     size_t places_capacity;
-    int (*process_rows)(const struct cc__frame_job *, struct cc__worker *,
-                        cc_clusters *);
+    void (*subtract_rows)(const struct cc__frame_job *, uint32_t, uint32_t);
+    int (*decide_rows)(const struct cc__frame_job *, struct cc__worker *,
+                       cc_clusters *);
 };
 
 /* Blocks a thread: two, so that a thread held up leaves one to the
- * others; more cost more rows subtracted twice and gained nothing on the
- * H200's host (docs/benchmarks.md). Blocks at least MIN_BLOCK_ROWS and
- * 4 half_y high: each block also subtracts the pedestal from half_y rows
- * on either side. */
+ * others; four gained nothing on the H200's host (docs/benchmarks.md).
+ * Blocks at least MIN_BLOCK_ROWS high, so that a step's rows outweigh
+ * its claim and its wait. */
 enum { BLOCKS_PER_THREAD = 2, MIN_BLOCK_ROWS = 8 };
 
 static unsigned count_blocks(const cc_config *config, unsigned threads)
 {
     if (threads == 1)
         return 1;
-    uint32_t min_rows = 4 * (config->cluster_size_y / 2);
-    if (min_rows < MIN_BLOCK_ROWS)
-        min_rows = MIN_BLOCK_ROWS;
-    uint32_t most = config->rows / min_rows;
+    uint32_t most = config->rows / MIN_BLOCK_ROWS;
     uint64_t wanted = (uint64_t)threads * BLOCKS_PER_THREAD;
     return most == 0 ? 1 : wanted < most ? (unsigned)wanted : most;
 }
@@ -85,8 +91,6 @@ static unsigned home_block(const struct cc__cpu *cpu, unsigned thread)
 
 static void free_worker(struct cc__worker *worker)
 {
-    free(worker->v);
-    free(worker->hmax);
     free(worker->total);
     free(worker->wmax);
     free(worker->emit);
@@ -104,45 +108,45 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
     free(cpu->workers);
     free(cpu->blocks);
     free(cpu->places);
-    for (int copy = 0; copy < 2; copy++) {
-        free(cpu->state[copy][0]);
-        free(cpu->state[copy][1]);
-    }
+    for (int copy = 0; copy < 2; copy++)
+        for (int field = 0; field < 2; field++) {
+            free(cpu->state[copy][field]);
+            free(cpu->subtracted[copy][field]);
+        }
     free(cpu);
 }
 
-/* Allocates a thread's scratch for blocks of up to `rows` rows. */
-static int init_worker(struct cc__worker *worker, const cc_config *config,
-                       uint32_t rows)
+/* Allocates a thread's scratch, one row's worth. */
+static int init_worker(struct cc__worker *worker, const cc_config *config)
 {
     size_t real = cc__precision_size(config->precision);
-    size_t half_x = config->cluster_size_x / 2;
-    uint32_t half_y = config->cluster_size_y / 2;
-    size_t padded_rows = rows + 2 * (size_t)half_y;
-    size_t width = config->cols + 2 * half_x;
-    worker->v = calloc(padded_rows * width, real);
-    worker->hmax = calloc(padded_rows * config->cols, real);
     worker->total = calloc(config->cols, real);
     worker->wmax = calloc(config->cols, real);
     worker->emit = calloc(config->cols, 1);
-    return worker->v && worker->hmax && worker->total && worker->wmax &&
-                   worker->emit
-               ? CC_OK
-               : CC_ENOMEM;
+    return worker->total && worker->wmax && worker->emit ? CC_OK : CC_ENOMEM;
+}
+
+/* Allocates a copy of a frame's subtracted values, zero where never
+ * written: the padding. */
+static int new_subtracted(void *subtracted[2], const cc_config *config)
+{
+    size_t real = cc__precision_size(config->precision);
+    size_t padded_rows = config->rows + 2 * (size_t)(config->cluster_size_y / 2);
+    size_t width = config->cols + 2 * (size_t)(config->cluster_size_x / 2);
+    subtracted[0] = calloc(padded_rows * width, real);
+    subtracted[1] = calloc(padded_rows * config->cols, real);
+    return subtracted[0] && subtracted[1] ? CC_OK : CC_ENOMEM;
 }
 
 /* Cuts the rows into blocks as equal as integer division makes them, each
  * with its neighbours: the blocks that meet its rows widened by half_y,
- * the rows its windows read. Returns the tallest block's rows. */
-static uint32_t cut_blocks(struct block *blocks, unsigned n_blocks,
-                           uint32_t rows, uint32_t half_y)
+ * the rows its windows read. */
+static void cut_blocks(struct block *blocks, unsigned n_blocks, uint32_t rows,
+                       uint32_t half_y)
 {
-    uint32_t tallest = 0;
     for (unsigned b = 0; b < n_blocks; b++) {
         blocks[b].row0 = (uint32_t)((uint64_t)rows * b / n_blocks);
         blocks[b].row1 = (uint32_t)((uint64_t)rows * (b + 1) / n_blocks);
-        if (blocks[b].row1 - blocks[b].row0 > tallest)
-            tallest = blocks[b].row1 - blocks[b].row0;
     }
     for (unsigned b = 0; b < n_blocks; b++) {
         int64_t top = (int64_t)blocks[b].row0 - half_y;
@@ -155,7 +159,6 @@ static uint32_t cut_blocks(struct block *blocks, unsigned n_blocks,
         blocks[b].first_neighbour = first;
         blocks[b].last_neighbour = last;
     }
-    return tallest;
 }
 
 int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
@@ -169,9 +172,12 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         return cc__message(message, CC_ENOMEM, "no memory for the CPU backend");
     cpu->threads = threads;
     cpu->n_blocks = count_blocks(config, threads);
-    cpu->process_rows = config->precision == CC_PRECISION_DOUBLE
-                            ? cc__process_rows_double
-                            : cc__process_rows_float;
+    cpu->subtracted_copies = cpu->n_blocks > 1 ? 2 : 1;
+    bool double_precision = config->precision == CC_PRECISION_DOUBLE;
+    cpu->subtract_rows = double_precision ? cc__subtract_rows_double
+                                          : cc__subtract_rows_float;
+    cpu->decide_rows = double_precision ? cc__decide_rows_double
+                                        : cc__decide_rows_float;
     size_t pixels = (size_t)config->rows * config->cols;
     size_t real = cc__precision_size(config->precision);
     int rc = CC_OK;
@@ -179,12 +185,14 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         for (int field = 0; field < 2 && rc == CC_OK; field++)
             if ((cpu->state[copy][field] = malloc(pixels * real)) == NULL)
                 rc = CC_ENOMEM;
+    for (unsigned copy = 0; copy < cpu->subtracted_copies && rc == CC_OK;
+         copy++)
+        rc = new_subtracted(cpu->subtracted[copy], config);
     cpu->workers = calloc(threads, sizeof *cpu->workers);
     cpu->blocks = aligned_alloc(_Alignof(struct block),
                                 cpu->n_blocks * sizeof *cpu->blocks);
     if (cpu->workers == NULL || cpu->blocks == NULL)
         rc = CC_ENOMEM;
-    uint32_t tallest = 0;
     /* Filled in whatever failed before: cc__cpu_destroy reads them. */
     if (cpu->blocks != NULL) {
         for (unsigned b = 0; b < cpu->n_blocks; b++) {
@@ -192,14 +200,14 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
             atomic_init(&cpu->blocks[b].claimed, false);
             cpu->blocks[b].clusters = NULL;
         }
-        tallest = cut_blocks(cpu->blocks, cpu->n_blocks, config->rows,
-                             config->cluster_size_y / 2);
+        cut_blocks(cpu->blocks, cpu->n_blocks, config->rows,
+                   config->cluster_size_y / 2);
     }
     for (unsigned b = 0; cpu->n_blocks > 1 && b < cpu->n_blocks && rc == CC_OK;
          b++)
         rc = cc_clusters_new(&cpu->blocks[b].clusters);
     for (unsigned t = 0; t < threads && rc == CC_OK; t++)
-        rc = init_worker(&cpu->workers[t], config, tallest);
+        rc = init_worker(&cpu->workers[t], config);
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
         return cc__message(message, rc, "no memory for the CPU backend's "
@@ -217,7 +225,7 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     return CC_OK;
 }
 
-void (*cc__cpu_before_block)(unsigned block, size_t frame);
+void (*cc__cpu_before_block)(unsigned block, size_t step);
 
 unsigned cc__cpu_threads(const struct cc__cpu *cpu)
 {
@@ -301,52 +309,51 @@ static void join_clusters(struct batch *batch, unsigned thread)
                                      &cpu->places[k * blocks + b]);
 }
 
-/* The frame block b may decide now: the next one, when its neighbours
- * have decided the one before. SIZE_MAX when it may not, or is done. */
-static size_t ready_frame(const struct cc__cpu *cpu, const struct block *b,
-                          size_t n_frames)
+/* The step block b may take now: the next one, when its neighbours have
+ * taken the one before. SIZE_MAX when it may not, or has taken all. */
+static size_t ready_step(const struct cc__cpu *cpu, const struct block *b,
+                         size_t n_steps)
 {
-    size_t k = atomic_load(&b->done);
-    if (k == n_frames)
+    size_t step = atomic_load(&b->done);
+    if (step == n_steps)
         return SIZE_MAX;
     for (unsigned m = b->first_neighbour; m <= b->last_neighbour; m++)
-        if (atomic_load(&cpu->blocks[m].done) < k)
+        if (atomic_load(&cpu->blocks[m].done) < step)
             return SIZE_MAX;
-    return k;
+    return step;
 }
 
 /* The unclaimed block of [first, end) (indices modulo n_blocks) furthest
  * behind among those ready; n_blocks when there is none. */
 static unsigned furthest_behind(const struct cc__cpu *cpu, unsigned first,
-                                unsigned end, size_t n_frames)
+                                unsigned end, size_t n_steps)
 {
     unsigned best = cpu->n_blocks;
-    size_t best_frame = SIZE_MAX;
+    size_t best_step = SIZE_MAX;
     for (unsigned i = first; i < end; i++) {
         unsigned b = i % cpu->n_blocks;
         if (atomic_load(&cpu->blocks[b].claimed))
             continue;
-        size_t k = ready_frame(cpu, &cpu->blocks[b], n_frames);
-        if (k < best_frame) {
+        size_t step = ready_step(cpu, &cpu->blocks[b], n_steps);
+        if (step < best_step) {
             best = b;
-            best_frame = k;
+            best_step = step;
         }
     }
     return best;
 }
 
-/* Claims a ready block for the thread and says which frame it decides:
- * one of its own if it can, else anyone's. n_blocks when none is ready. */
+/* Claims a ready block for the thread and says which step it takes: one
+ * of its own if it can, else anyone's. n_blocks when none is ready. */
 static unsigned claim_block(struct cc__cpu *cpu, unsigned thread,
-                            size_t n_frames, size_t *frame)
+                            size_t n_steps, size_t *step)
 {
     unsigned home = home_block(cpu, thread);
     unsigned home_end = home_block(cpu, thread + 1);
     for (;;) {
-        unsigned b = furthest_behind(cpu, home, home_end, n_frames);
+        unsigned b = furthest_behind(cpu, home, home_end, n_steps);
         if (b == cpu->n_blocks)
-            b = furthest_behind(cpu, home_end, home + cpu->n_blocks,
-                                n_frames);
+            b = furthest_behind(cpu, home_end, home + cpu->n_blocks, n_steps);
         if (b == cpu->n_blocks)
             return b;
         struct block *block = &cpu->blocks[b];
@@ -354,10 +361,10 @@ static unsigned claim_block(struct cc__cpu *cpu, unsigned thread,
         if (!atomic_compare_exchange_strong(&block->claimed, &unclaimed,
                                             true))
             continue;
-        /* Another thread may have decided it between the look and the
-         * claim. */
-        *frame = ready_frame(cpu, block, n_frames);
-        if (*frame != SIZE_MAX)
+        /* Another thread may have taken the step between the look and
+         * the claim. */
+        *step = ready_step(cpu, block, n_steps);
+        if (*step != SIZE_MAX)
             return b;
         atomic_store(&block->claimed, false);
     }
@@ -366,31 +373,30 @@ static unsigned claim_block(struct cc__cpu *cpu, unsigned thread,
 /* What a thread with nothing to claim waits for. */
 struct claim_query {
     const struct cc__cpu *cpu;
-    size_t n_frames;
+    size_t n_steps;
 };
 
-static bool all_decided(const struct cc__cpu *cpu, size_t n_frames)
+static bool all_taken(const struct cc__cpu *cpu, size_t n_steps)
 {
     for (unsigned b = 0; b < cpu->n_blocks; b++)
-        if (atomic_load(&cpu->blocks[b].done) < n_frames)
+        if (atomic_load(&cpu->blocks[b].done) < n_steps)
             return false;
     return true;
 }
 
-static bool block_ready_or_all_decided(void *context)
+static bool block_ready_or_all_taken(void *context)
 {
     const struct claim_query *q = context;
-    return furthest_behind(q->cpu, 0, q->cpu->n_blocks, q->n_frames) <
+    return furthest_behind(q->cpu, 0, q->cpu->n_blocks, q->n_steps) <
                q->cpu->n_blocks ||
-           all_decided(q->cpu, q->n_frames);
+           all_taken(q->cpu, q->n_steps);
 }
 
-/* Decides block b of frame k with this thread's scratch. */
-static int decide_block(const struct batch *batch, struct cc__worker *worker,
-                        unsigned b, size_t k)
+/* Frame k of the batch, with the state it reads and writes and its copy
+ * of the subtracted values. */
+static struct cc__frame_job frame_job(const struct batch *batch, size_t k)
 {
     const struct cc__cpu *cpu = batch->cpu;
-    const struct block *block = &cpu->blocks[b];
     struct cc__frame_job job = batch->job;
     job.frame = cc__frame_at(&batch->frames, k);
     job.number = batch->numbers != NULL ? batch->numbers[k]
@@ -399,39 +405,62 @@ static int decide_block(const struct batch *batch, struct cc__worker *worker,
     job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
     job.s_out = cpu->state[k % 2][0];
     job.s2_out = cpu->state[k % 2][1];
-    worker->row0 = block->row0;
-    worker->row1 = block->row1;
-    if (cc__cpu_before_block != NULL)
-        cc__cpu_before_block(b, k);
-    return cpu->process_rows(&job, worker,
-                             block->clusters != NULL ? block->clusters
-                                                     : batch->out);
+    job.v = cpu->subtracted[k % cpu->subtracted_copies][0];
+    job.hmax = cpu->subtracted[k % cpu->subtracted_copies][1];
+    return job;
 }
 
-/* One thread's part of a batch: ready steps until every block has decided
- * every frame, then, with several blocks, the join. */
+/* Step `step` of block b with this thread's scratch: decides frame
+ * step - 1, then subtracts frame step, from the state the decision left. */
+static int take_step(const struct batch *batch, struct cc__worker *worker,
+                     unsigned b, size_t step)
+{
+    const struct cc__cpu *cpu = batch->cpu;
+    const struct block *block = &cpu->blocks[b];
+    if (cc__cpu_before_block != NULL)
+        cc__cpu_before_block(b, step);
+    if (step > 0) {
+        struct cc__frame_job job = frame_job(batch, step - 1);
+        worker->row0 = block->row0;
+        worker->row1 = block->row1;
+        int rc = cpu->decide_rows(&job, worker,
+                                  block->clusters != NULL ? block->clusters
+                                                          : batch->out);
+        if (rc != CC_OK)
+            return rc;
+    }
+    if (step < batch->n_frames) {
+        struct cc__frame_job job = frame_job(batch, step);
+        cpu->subtract_rows(&job, block->row0, block->row1);
+    }
+    return CC_OK;
+}
+
+/* One thread's part of a batch: ready steps until every block has taken
+ * every step, then, with several blocks, the join. */
 static void run_batch(void *context, unsigned thread)
 {
     struct batch *batch = context;
     struct cc__cpu *cpu = batch->cpu;
-    struct claim_query query = {cpu, batch->n_frames};
+    size_t n_steps = batch->n_frames + 1;
+    struct claim_query query = {cpu, n_steps};
     while (atomic_load(&batch->error) == CC_OK) {
-        size_t k;
-        unsigned b = claim_block(cpu, thread, batch->n_frames, &k);
+        size_t step;
+        unsigned b = claim_block(cpu, thread, n_steps, &step);
         if (b == cpu->n_blocks) {
-            if (all_decided(cpu, batch->n_frames))
+            if (all_taken(cpu, n_steps))
                 break;
-            if (!cc__pool_wait_until(cpu->pool, block_ready_or_all_decided,
+            if (!cc__pool_wait_until(cpu->pool, block_ready_or_all_taken,
                                      &query))
                 return; /* another thread failed: the batch is dropped */
             continue;
         }
-        int rc = decide_block(batch, &cpu->workers[thread], b, k);
+        int rc = take_step(batch, &cpu->workers[thread], b, step);
         if (rc != CC_OK) {
             fail(batch, rc);
             return;
         }
-        atomic_store(&cpu->blocks[b].done, k + 1);
+        atomic_store(&cpu->blocks[b].done, step + 1);
         atomic_store(&cpu->blocks[b].claimed, false);
         cc__pool_notify(cpu->pool);
     }

@@ -26,8 +26,9 @@ typedef CC_REAL real;
 #define CC__NAME(name, type) CC__PASTE(name, type)
 #define PRECISION_FN(name) CC__NAME(name, CC_REAL)
 
-/* The row loops are inlined into cc__process_rows so that each of its
- * instruction-set clones (below) vectorises them at its own width. */
+/* The row loops are inlined into cc__subtract_rows and cc__decide_rows so
+ * that each of their instruction-set clones (below) vectorises them at its
+ * own width. */
 #if defined(__GNUC__)
 #define ROW_LOOP static inline __attribute__((always_inline))
 #else
@@ -58,46 +59,30 @@ void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
     }
 }
 
-/* Fills the worker's padded rows, its block's rows and half_y more on
- * each side, with v = (x - X0) - r, and hmax with the running max(0, v)
- * over Nx cells. Cells outside the frame are 0, which is exactly the
- * spec's "skipped in sums and maxima, 0 in the emitted cluster": the
- * padding columns are never written, and rows above or below the frame
- * are cleared, since the scratch last held another block. Masked pixels
- * are written as 0 for the same reason. */
+/* Writes rows [row0, row1) of the frame's subtracted values: v = (x - X0)
+ * - r, and hmax, the running max(0, v) over Nx cells. Cells outside the
+ * frame are 0, which is exactly the spec's "skipped in sums and maxima, 0
+ * in the emitted cluster": the padding rows and columns are never
+ * written. Masked pixels are written as 0 for the same reason. */
 ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
-                              struct cc__worker *worker)
+                              uint32_t row0, uint32_t row1)
 {
     const size_t cols = job->cols, nx = 2 * (size_t)job->half_x + 1;
     const size_t width = cols + 2 * (size_t)job->half_x;
-    const int64_t padded_top = (int64_t)worker->row0 - job->half_y;
-    const int64_t padded_bottom = (int64_t)worker->row1 + job->half_y;
     const real n = (real)job->window;
     const uint16_t mask = job->adc_mask;
-    real *restrict v_all = worker->v;
-    real *restrict hmax_all = worker->hmax;
-    int64_t from = padded_top < 0 ? 0 : padded_top;
-    int64_t to = padded_bottom > job->rows ? job->rows : padded_bottom;
-    for (int64_t row = padded_top; row < padded_bottom; row++) {
-        if (row >= from && row < to)
-            continue;
-        size_t j = (size_t)(row - padded_top);
-        memset(v_all + j * width, 0, width * sizeof(real));
-        memset(hmax_all + j * cols, 0, cols * sizeof(real));
-    }
-    for (int64_t row = from; row < to; row++) {
-        size_t j = (size_t)(row - padded_top);
-        size_t first = (size_t)row * cols;
+    for (size_t row = row0; row < row1; row++) {
+        size_t first = row * cols;
         const uint16_t *restrict x = job->frame + first;
         const uint16_t *restrict baseline = job->baseline + first;
         const uint8_t *restrict masked = job->pixel_mask + first;
         const real *restrict s = (const real *)job->s_in + first;
-        real *restrict v = v_all + j * width;
+        real *restrict v = (real *)job->v + (row + job->half_y) * width;
         real *restrict v_cols = v + job->half_x;
         for (size_t ix = 0; ix < cols; ix++)
             v_cols[ix] = pixel_unless_masked(
                 pixel_value(x[ix], mask, baseline[ix], s[ix], n), masked[ix]);
-        real *restrict hmax = hmax_all + j * cols;
+        real *restrict hmax = (real *)job->hmax + (row + job->half_y) * cols;
         for (size_t ix = 0; ix < cols; ix++)
             hmax[ix] = 0;
         for (size_t dx = 0; dx < nx; dx++)
@@ -107,26 +92,26 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
 }
 
 /* Window sum (row by row from the top-left cell, as docs/spec.md orders it) and
- * window max for every pixel of padded row i + half_y. */
+ * window max for every pixel of row iy. */
 ROW_LOOP void window_sums(const struct cc__frame_job *job,
-                        struct cc__worker *worker, size_t i)
+                        struct cc__worker *worker, size_t iy)
 {
     const size_t cols = job->cols;
     const size_t nx = 2 * (size_t)job->half_x + 1;
     const size_t ny = 2 * (size_t)job->half_y + 1;
     const size_t width = cols + 2 * (size_t)job->half_x;
-    const real *restrict v_all = worker->v;
-    const real *restrict hmax_all = worker->hmax;
+    const real *restrict v_all = job->v;
+    const real *restrict hmax_all = job->hmax;
     real *restrict total = worker->total;
     real *restrict wmax = worker->wmax;
     for (size_t ix = 0; ix < cols; ix++)
         total[ix] = wmax[ix] = 0;
     for (size_t dy = 0; dy < ny; dy++) {
-        const real *v = v_all + (i + dy) * width;
+        const real *v = v_all + (iy + dy) * width;
         for (size_t dx = 0; dx < nx; dx++)
             for (size_t ix = 0; ix < cols; ix++)
                 total[ix] += v[ix + dx];
-        const real *hmax = hmax_all + (i + dy) * cols;
+        const real *hmax = hmax_all + (iy + dy) * cols;
         for (size_t ix = 0; ix < cols; ix++)
             wmax[ix] = hmax[ix] > wmax[ix] ? hmax[ix] : wmax[ix];
     }
@@ -178,8 +163,8 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
                                  .nsigma = (real)job->nsigma,
                                  .c3nsigma = (real)job->c3nsigma,
                                  .adc_mask = job->adc_mask};
-    const real *v = (const real *)worker->v +
-                    (iy - worker->row0 + job->half_y) * width + job->half_x;
+    const real *v =
+        (const real *)job->v + (iy + job->half_y) * width + job->half_x;
     decide_pixels(job->cols, t, job->frame + first, job->baseline + first,
                   job->pixel_mask + first, v,
                   worker->wmax, worker->total,
@@ -198,8 +183,7 @@ static int emit_clusters(const struct cc__frame_job *job,
     const size_t nx = 2 * (size_t)job->half_x + 1;
     const size_t ny = 2 * (size_t)job->half_y + 1;
     const size_t width = job->cols + 2 * (size_t)job->half_x;
-    const size_t top = iy - worker->row0;
-    const real *v_all = worker->v;
+    const real *v_all = job->v;
     for (size_t block = 0; block < job->cols; block += 8) {
         size_t end = block + 8 < job->cols ? block + 8 : job->cols;
         uint64_t marks = 0;
@@ -217,7 +201,7 @@ static int emit_clusters(const struct cc__frame_job *job,
             if (values == NULL)
                 continue; /* beyond the cap: counted by the push */
             for (size_t dy = 0; dy < ny; dy++) {
-                const real *v = v_all + (top + dy) * width + ix;
+                const real *v = v_all + (iy + dy) * width + ix;
                 for (size_t dx = 0; dx < nx; dx++)
                     *values++ = pixel_round(v[dx]);
             }
@@ -226,24 +210,33 @@ static int emit_clusters(const struct cc__frame_job *job,
     return CC_OK;
 }
 
-/* Built for AVX2 and for the baseline, chosen at load time. AVX2 without
- * FMA changes only the vector width: every lane rounds as scalar code.
- * ThreadSanitizer instruments the load-time resolver, which then runs
- * before the sanitizer is initialised and crashes: no clones there. Clang
- * 14 gives the dispatcher another name than the function's, which callers
- * in other files then cannot link: GCC only. */
+/* The entry points are built for AVX2 and for the baseline, chosen at
+ * load time. AVX2 without FMA changes only the vector width: every lane
+ * rounds as scalar code. ThreadSanitizer instruments the load-time
+ * resolver, which then runs before the sanitizer is initialised and
+ * crashes: no clones there. Clang 14 gives the dispatcher another name
+ * than the function's, which callers in other files then cannot link: GCC
+ * only. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(__SANITIZE_THREAD__)
-__attribute__((target_clones("avx2", "default")))
+#define ISA_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ISA_CLONES
 #endif
-int PRECISION_FN(cc__process_rows)(const struct cc__frame_job *job,
-                                   struct cc__worker *worker,
-                                   cc_clusters *list)
+
+ISA_CLONES void PRECISION_FN(cc__subtract_rows)(const struct cc__frame_job *job,
+                                                uint32_t row0, uint32_t row1)
 {
-    subtract_pedestal(job, worker);
+    subtract_pedestal(job, row0, row1);
+}
+
+ISA_CLONES int PRECISION_FN(cc__decide_rows)(const struct cc__frame_job *job,
+                                             struct cc__worker *worker,
+                                             cc_clusters *list)
+{
     int rc = cc__clusters_begin_frame(list, job->number);
     for (uint32_t iy = worker->row0; iy < worker->row1 && rc == CC_OK; iy++) {
-        window_sums(job, worker, (size_t)(iy - worker->row0));
+        window_sums(job, worker, iy);
         decide_row(job, worker, iy);
         rc = emit_clusters(job, worker, iy, list);
     }
