@@ -91,30 +91,51 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
     }
 }
 
-/* Window sum (row by row from the top-left cell, as docs/spec.md orders it) and
- * window max for every pixel of row iy. */
-ROW_LOOP void window_sums(const struct cc__frame_job *job,
-                        struct cc__worker *worker, size_t iy)
+/* Pixels of a row whose window sums and maxima are kept in registers
+ * while the window's cells are added: one store a pixel instead of one
+ * per cell. */
+enum { WINDOW_CHUNK = 16 };
+
+/* Window sum (row by row from the top-left cell, as docs/spec.md orders
+ * it) and window max of the n pixels of row iy from column x0. Inlined
+ * with n = WINDOW_CHUNK, the loops over the chunk have a constant length
+ * and vectorise with the sums in registers. */
+ROW_LOOP void window_chunk(const struct cc__frame_job *job,
+                           struct cc__worker *worker, size_t iy, size_t x0,
+                           size_t n)
 {
     const size_t cols = job->cols;
     const size_t nx = 2 * (size_t)job->half_x + 1;
     const size_t ny = 2 * (size_t)job->half_y + 1;
     const size_t width = cols + 2 * (size_t)job->half_x;
-    const real *restrict v_all = job->v;
-    const real *restrict hmax_all = job->hmax;
-    real *restrict total = worker->total;
-    real *restrict wmax = worker->wmax;
-    for (size_t ix = 0; ix < cols; ix++)
-        total[ix] = wmax[ix] = 0;
+    real sum[WINDOW_CHUNK] = {0}, max[WINDOW_CHUNK] = {0};
     for (size_t dy = 0; dy < ny; dy++) {
-        const real *v = v_all + (iy + dy) * width;
+        const real *restrict v = (const real *)job->v + (iy + dy) * width + x0;
         for (size_t dx = 0; dx < nx; dx++)
-            for (size_t ix = 0; ix < cols; ix++)
-                total[ix] += v[ix + dx];
-        const real *hmax = hmax_all + (iy + dy) * cols;
-        for (size_t ix = 0; ix < cols; ix++)
-            wmax[ix] = hmax[ix] > wmax[ix] ? hmax[ix] : wmax[ix];
+            for (size_t i = 0; i < n; i++)
+                sum[i] += v[i + dx];
+        const real *restrict hmax =
+            (const real *)job->hmax + (iy + dy) * cols + x0;
+        for (size_t i = 0; i < n; i++)
+            max[i] = hmax[i] > max[i] ? hmax[i] : max[i];
     }
+    real *restrict total = (real *)worker->total + x0;
+    real *restrict wmax = (real *)worker->wmax + x0;
+    for (size_t i = 0; i < n; i++) {
+        total[i] = sum[i];
+        wmax[i] = max[i];
+    }
+}
+
+/* Window sum and window max for every pixel of row iy. */
+ROW_LOOP void window_sums(const struct cc__frame_job *job,
+                        struct cc__worker *worker, size_t iy)
+{
+    size_t x0 = 0;
+    for (; x0 + WINDOW_CHUNK <= job->cols; x0 += WINDOW_CHUNK)
+        window_chunk(job, worker, iy, x0, WINDOW_CHUNK);
+    if (x0 < job->cols)
+        window_chunk(job, worker, iy, x0, job->cols - x0);
 }
 
 /* The thresholds of one frame, in working precision. */
