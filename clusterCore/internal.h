@@ -189,9 +189,8 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
 
 /* ---- the per-pixel arithmetic, once per precision (pixel_cpu.c) ---- */
 
-/* One thread's scratch for the block of rows it is deciding now. */
+/* One thread's scratch for the row it is deciding now. */
 struct cc__worker {
-    uint32_t row0, row1; /* the block's rows */
     void *total; /* per column of the current row: the window sum */
     void *wmax;  /* per column of the current row: the window max */
     uint8_t *emit;
@@ -221,11 +220,11 @@ struct cc__frame_job {
     /* Writes rows [row0, row1) of job->v and job->hmax. */                  \
     void cc__subtract_rows_##real(const struct cc__frame_job *job,          \
                                   uint32_t row0, uint32_t row1);            \
-    /* Decides the worker's rows from job->v, the rows within half_y of      \
+    /* Decides rows [row0, row1) from job->v, the rows within half_y of     \
      * them subtracted, and appends their clusters to list as one frame. */ \
     int cc__decide_rows_##real(const struct cc__frame_job *job,             \
-                               struct cc__worker *worker,                   \
-                               cc_clusters *list);                          \
+                               struct cc__worker *worker, uint32_t row0,    \
+                               uint32_t row1, cc_clusters *list);           \
     void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,      \
                                   double *mean, double *rms);               \
     void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,         \

@@ -57,16 +57,20 @@ struct cc__cpu {
     struct block *blocks;
     struct cc__worker *workers;   /* one a thread */
     void *state[2][2];            /* [copy][s or s2] written by alternate frames */
-    /* [copy][v or hmax] of alternate frames; one copy for one block,
-     * which decides a frame before it subtracts the next. */
-    void *subtracted[2][2];
-    unsigned subtracted_copies;
+    void *subtracted[2][2];       /* [copy][v or hmax] of alternate frames */
     struct cc__placement *places; /* [frame][block]: the merge's */
     size_t places_capacity;
     void (*subtract_rows)(const struct cc__frame_job *, uint32_t, uint32_t);
     int (*decide_rows)(const struct cc__frame_job *, struct cc__worker *,
-                       cc_clusters *);
+                       uint32_t, uint32_t, cc_clusters *);
 };
+
+/* Copies of the subtracted values: two by frame parity for several
+ * blocks; one block decides a frame before it subtracts the next. */
+static unsigned subtracted_copies(const struct cc__cpu *cpu)
+{
+    return cpu->n_blocks > 1 ? 2 : 1;
+}
 
 /* Blocks a thread: two, so that a thread held up leaves one to the
  * others; four gained nothing on the H200's host (docs/benchmarks.md).
@@ -172,7 +176,6 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         return cc__message(message, CC_ENOMEM, "no memory for the CPU backend");
     cpu->threads = threads;
     cpu->n_blocks = count_blocks(config, threads);
-    cpu->subtracted_copies = cpu->n_blocks > 1 ? 2 : 1;
     bool double_precision = config->precision == CC_PRECISION_DOUBLE;
     cpu->subtract_rows = double_precision ? cc__subtract_rows_double
                                           : cc__subtract_rows_float;
@@ -185,7 +188,7 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         for (int field = 0; field < 2 && rc == CC_OK; field++)
             if ((cpu->state[copy][field] = malloc(pixels * real)) == NULL)
                 rc = CC_ENOMEM;
-    for (unsigned copy = 0; copy < cpu->subtracted_copies && rc == CC_OK;
+    for (unsigned copy = 0; copy < subtracted_copies(cpu) && rc == CC_OK;
          copy++)
         rc = new_subtracted(cpu->subtracted[copy], config);
     cpu->workers = calloc(threads, sizeof *cpu->workers);
@@ -405,8 +408,8 @@ static struct cc__frame_job frame_job(const struct batch *batch, size_t k)
     job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
     job.s_out = cpu->state[k % 2][0];
     job.s2_out = cpu->state[k % 2][1];
-    job.v = cpu->subtracted[k % cpu->subtracted_copies][0];
-    job.hmax = cpu->subtracted[k % cpu->subtracted_copies][1];
+    job.v = cpu->subtracted[k % subtracted_copies(cpu)][0];
+    job.hmax = cpu->subtracted[k % subtracted_copies(cpu)][1];
     return job;
 }
 
@@ -421,9 +424,7 @@ static int take_step(const struct batch *batch, struct cc__worker *worker,
         cc__cpu_before_block(b, step);
     if (step > 0) {
         struct cc__frame_job job = frame_job(batch, step - 1);
-        worker->row0 = block->row0;
-        worker->row1 = block->row1;
-        int rc = cpu->decide_rows(&job, worker,
+        int rc = cpu->decide_rows(&job, worker, block->row0, block->row1,
                                   block->clusters != NULL ? block->clusters
                                                           : batch->out);
         if (rc != CC_OK)

@@ -253,10 +253,11 @@ ISA_CLONES void PRECISION_FN(cc__subtract_rows)(const struct cc__frame_job *job,
 
 ISA_CLONES int PRECISION_FN(cc__decide_rows)(const struct cc__frame_job *job,
                                              struct cc__worker *worker,
+                                             uint32_t row0, uint32_t row1,
                                              cc_clusters *list)
 {
     int rc = cc__clusters_begin_frame(list, job->number);
-    for (uint32_t iy = worker->row0; iy < worker->row1 && rc == CC_OK; iy++) {
+    for (uint32_t iy = row0; iy < row1 && rc == CC_OK; iy++) {
         window_sums(job, worker, iy);
         decide_row(job, worker, iy);
         rc = emit_clusters(job, worker, iy, list);
