@@ -142,8 +142,8 @@ static void assert_same_run(const struct run *a, const struct run *b,
 }
 
 /* Byte-identical clusters and pedestal for 1, 2, 3, 4, 7 and 16 threads
- * (four blocks of 9 or 10 rows; from 3 threads on, some own none and only
- * take others' steps), batches of 1, 5 and 24 frames (in which blocks run
+ * (four blocks of 9 or 10 rows; with 7 and 16 threads some own none and
+ * only take others' steps), batches of 1, 5 and 24 frames (in which blocks run
  * frames ahead of each other) and frames given as a list of pointers, on
  * frames whose sides are not multiples of anything, for 3x3, 9x9 and 5x3
  * clusters in both precisions. */

@@ -74,9 +74,8 @@ static unsigned subtracted_copies(const struct cc__cpu *cpu)
 
 /* Blocks a thread: two, so that a thread held up leaves one to the
  * others; on the H200's host one lost and four gained nothing
- * (docs/benchmarks.md).
- * Blocks at least MIN_BLOCK_ROWS high, so that a step's rows outweigh
- * its claim and its wait. */
+ * (docs/benchmarks.md). Blocks at least MIN_BLOCK_ROWS high, so that a
+ * step's rows outweigh its claim and its wait. */
 enum { BLOCKS_PER_THREAD = 2, MIN_BLOCK_ROWS = 8 };
 
 static unsigned count_blocks(const cc_config *config, unsigned threads)
