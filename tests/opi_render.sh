@@ -50,6 +50,11 @@ render_screens() {
     while [ $# -gt 0 ]; do
         if [ -n "$medm" ]; then
             render_xserver "$1_medm"
+            # MEDM's widgetDM_* font names, where its build gives them
+            # (tools/deps/build.sh: a fonts.alias onto Debian's fonts).
+            [ -z "${MEDM_FONT_PATH:-}" ] ||
+                DISPLAY=:$(cat "$work/$1_medm.display") xset +fp "$MEDM_FONT_PATH" ||
+                fail "xset +fp $MEDM_FONT_PATH failed"
             EPICS_DISPLAY_PATH="$top_opi:$ADCORE_OP_ADL${render_path:+:$render_path}" \
                 DISPLAY=:$(cat "$work/$1_medm.display") \
                 "$medm" -x -macro "$2" "$top_opi/$1.adl" >"$work/$1_medm.log" 2>&1 &
