@@ -8,8 +8,8 @@ NDPluginClusterCUDA for PSI's MÖNCH detector (docs/python.md).
     clusters = finder.process(frames)  # the C library's list
     table = clusters.array()           # frame, x, y, data[Ny][Nx]
 
-The library is found through CLUSTERCORE_LIBRARY, the build it was
-installed from, pkg-config or the system's library path.
+The library is found through CLUSTERCORE_LIBRARY, the one pip install
+built into the package, pkg-config or the system's library path.
 clustercore.batch and clustercore.plot work on clusterfind's files
 without it.
 """

@@ -12,6 +12,7 @@ unnoticed here.
 """
 import ctypes
 import ctypes.util
+import glob
 import os
 import subprocess
 
@@ -260,18 +261,19 @@ PROTOTYPES = {
 }
 
 
+# What pip install built into the package (python/setup.py): the library
+# under its soname, and clusterfind.
+BUNDLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bundled")
+
+
 def _candidates():
     """Where the library may be, in the order tried."""
     given = os.environ.get("CLUSTERCORE_LIBRARY")
     if given:
         yield given, "CLUSTERCORE_LIBRARY"
         return
-    try:
-        from . import _built_with  # written by setup.py when installed
-        if _built_with.LIBRARY:
-            yield _built_with.LIBRARY, "the library found when the package was installed"
-    except ImportError:
-        pass
+    for bundled in glob.glob(os.path.join(BUNDLED, "libclustercore.so*")):
+        yield bundled, "the library pip install built into the package"
     try:
         libdir = subprocess.run(["pkg-config", "--variable=libdir", "clustercore"],
                                 capture_output=True, text=True, check=True).stdout.strip()
@@ -301,9 +303,10 @@ def _load():
             function.argtypes = arguments
         lib.path = path
         return lib
-    raise ImportError("clustercore: libclustercore not found; build it "
-                      "(./quickstart demo) or install it (make install), or "
-                      "set CLUSTERCORE_LIBRARY to its path. Tried: "
+    raise ImportError("clustercore: libclustercore not found; install the package "
+                      "with it (pip install ./python), build it (./quickstart demo) or "
+                      "install it (make install), or set CLUSTERCORE_LIBRARY to its path. "
+                      "Tried: "
                       + ("; ".join(tried) or "nothing"))
 
 
