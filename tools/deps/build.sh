@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
     --cache) cache=$2; shift 2 ;;
     --only-cached) only_cached=yes; shift ;;
     --env) print_env=yes; shift ;;
-    -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     -*) echo "build.sh: unknown option $1" >&2; exit 2 ;;
     *) wanted+=("$1"); shift ;;
     esac
