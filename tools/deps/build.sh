@@ -363,16 +363,15 @@ build_aare() {
 }
 
 # env.sh: what configure and the tests read, for the components built.
+# Not busy, calc, sscan and autosave: configure finds them beside asyn, as
+# in a beamline's synApps tree, so every build against the stack checks
+# that it does.
 write_env() {
     {
         echo "# The outside stack of tools/deps/build.sh (lock $key); source it."
         echo "export EPICS_HOST_ARCH=$arch"
         stamped base && echo "export EPICS_BASE=$base"
         stamped asyn && echo "export ASYN=$asyn"
-        stamped busy && echo "export BUSY=$busy"
-        stamped calc && echo "export CALC=$calc"
-        stamped sscan && echo "export SSCAN=$sscan"
-        stamped autosave && echo "export AUTOSAVE=$autosave"
         stamped adcore && echo "export ADCORE=$adcore"
         stamped sls && echo "export SLSDETECTOR=$sls"
         stamped driver && echo "export SLSDETECTOR_DRIVER=$driver"
