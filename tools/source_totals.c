@@ -9,7 +9,11 @@
  * DARK .. DARK + K - 1 over and over. A chain that loses the first frames
  * of an acquisition (a ZMQ subscriber that joins late) is described by
  * --lost-dark and --lost: the plugin gets the dark frames from LOST_DARK
- * on and the data frames from DARK + LOST on. The plugin trains on the
+ * on and the data frames from DARK + LOST on. A chain that loses frames
+ * anywhere (a receiver's UDP socket that overflows) is described by
+ * --frame-numbers: the detector's frame number of each array the plugin
+ * got, in order, where frame number f carries simulator frame f - 1, as
+ * moenchSimReceiver fills it. The plugin trains on the
  * first PEDESTAL arrays it gets and finds clusters in the rest. This
  * program does the same, on the CPU backend, and prints the frames, clusters stored and
  * dropped; the spectrum (the plugin's defaults: sum, 400 bins on
@@ -31,6 +35,7 @@ struct options {
     double flux, nsigma;
     uint32_t size, max_clusters, threads, hot_pixels;
     const char *spectrum_path, *hitmap_path;
+    const char *frame_numbers_path; /* one detector frame number a line */
     const char *mask_path; /* bad pixels, .npy */
     const char *maps_prefix; /* PREFIX_mean.txt, _rms.txt, _mask.txt */
     double auto_mask;      /* the rms rule's k, 0 = off */
@@ -49,6 +54,10 @@ static void usage(FILE *out)
             "  --cycle K           data frames repeated (MoenchCycleFrames, 0 = none)\n"
             "  --lost-dark N       the first N dark frames never reach the plugin\n"
             "  --lost N            the first N data frames never reach the plugin\n"
+            "  --frame-numbers FILE  instead of --frames, --lost-dark and --lost:\n"
+            "                      the frame number (from 1) of each array the\n"
+            "                      plugin got, one a line, as moenchSimReceiver\n"
+            "                      numbers them (frame f: simulator frame f - 1)\n"
             "  --seed N --flux X   MoenchSeed (default 1), MoenchFlux (default 2330)\n"
             "  --hot-pixels N      MoenchHotPixels (default 0); prints how many\n"
             "                      of them the mask takes out\n"
@@ -79,7 +88,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
         {"mask", 1, 0, 'M'},    {"auto-mask", 1, 0, 'a'},
         {"energy-window", 1, 0, 'w'}, {"maps", 1, 0, 'P'},
-        {"hot-pixels", 1, 0, 'o'},
+        {"hot-pixels", 1, 0, 'o'}, {"frame-numbers", 1, 0, 'F'},
         {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
                           .nsigma = 5, .size = 3, .max_clusters = 5000};
@@ -89,7 +98,8 @@ static int parse(int argc, char **argv, struct options *o)
         char *end = NULL;
         unsigned long long n = 0;
         if (c != 'x' && c != 'n' && c != 'S' && c != 'H' && c != 'h' &&
-            c != 'M' && c != 'a' && c != 'w' && c != 'P' && c != '?')
+            c != 'M' && c != 'a' && c != 'w' && c != 'P' && c != 'F' &&
+            c != '?')
             n = strtoull(optarg, &end, 10);
         switch (c) {
         case 'f': o->frames = n; have_frames = true; break;
@@ -109,6 +119,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'H': o->hitmap_path = optarg; break;
         case 'M': o->mask_path = optarg; break;
         case 'P': o->maps_prefix = optarg; break;
+        case 'F': o->frame_numbers_path = optarg; break;
         case 'a': o->auto_mask = strtod(optarg, &end); break;
         case 'w':
             o->windowed = true;
@@ -126,15 +137,19 @@ static int parse(int argc, char **argv, struct options *o)
             return -1;
         }
     }
-    if (!have_frames || optind != argc || o->pedestal < 2 ||
-        o->lost_dark > o->dark || o->lost > o->frames) {
+    /* The frames the plugin got are either a range of each kind or a list. */
+    const bool listed = o->frame_numbers_path != NULL;
+    if (have_frames == listed || optind != argc || o->pedestal < 2 ||
+        o->lost_dark > o->dark || o->lost > o->frames ||
+        (listed && (o->lost_dark > 0 || o->lost > 0))) {
         usage(stderr);
         return -1;
     }
     return 0;
 }
 
-/* The whole run: frame i of the source's sequence, trained or processed. */
+/* The whole run: array i the plugin gets is simulator frame sequence[i],
+ * trained or processed. */
 struct run {
     const struct options *o;
     cc_simulator *simulator;
@@ -144,40 +159,91 @@ struct run {
     cc_hitmap *hitmap;
     uint16_t *batch, *cycle;
     size_t pixels;
+    uint64_t *sequence, arrays;
 };
 
-/* Up to n of the arrays the plugin gets from array i on, not crossing
- * the dark/data, training and cycle boundaries; *frames points at them.
- * Array i is dark frame lost_dark + i while dark ones last, then data
- * frame dark + lost + (i - arrived dark frames). */
+/* The simulator frame of each array the plugin gets: the dark frames from
+ * LOST_DARK on, then the data frames from DARK + LOST on. */
+static int sequence_of_ranges(struct run *r)
+{
+    const struct options *o = r->o;
+    r->arrays = o->dark - o->lost_dark + o->frames - o->lost;
+    r->sequence = malloc((r->arrays ? r->arrays : 1) * sizeof *r->sequence);
+    if (r->sequence == NULL)
+        return CC_ENOMEM;
+    uint64_t i = 0;
+    for (uint64_t k = o->lost_dark; k < o->dark; k++)
+        r->sequence[i++] = k;
+    for (uint64_t k = o->lost; k < o->frames; k++)
+        r->sequence[i++] = o->dark + k;
+    return CC_OK;
+}
+
+/* The same from a file of detector frame numbers (frame f: simulator
+ * frame f - 1). */
+static int sequence_of_numbers(struct run *r, char *message)
+{
+    FILE *in = fopen(r->o->frame_numbers_path, "r");
+    if (in == NULL) {
+        snprintf(message, CC_MESSAGE_SIZE, "cannot open %s",
+                 r->o->frame_numbers_path);
+        return CC_EIO;
+    }
+    size_t capacity = 0;
+    unsigned long long f;
+    int got;
+    r->arrays = 0;
+    while ((got = fscanf(in, "%llu", &f)) == 1 && f > 0) {
+        if (r->arrays == capacity) {
+            capacity = capacity ? 2 * capacity : 1024;
+            uint64_t *grown = realloc(r->sequence, capacity * sizeof *grown);
+            if (grown == NULL) {
+                fclose(in);
+                return CC_ENOMEM;
+            }
+            r->sequence = grown;
+        }
+        r->sequence[r->arrays++] = f - 1;
+    }
+    fclose(in);
+    if (got != EOF) {
+        snprintf(message, CC_MESSAGE_SIZE,
+                 "%s: line %" PRIu64 " is not a frame number from 1",
+                 r->o->frame_numbers_path, r->arrays + 1);
+        return CC_EINVAL;
+    }
+    return CC_OK;
+}
+
+/* Up to n of the arrays the plugin gets from array i on, consecutive
+ * simulator frames of one kind, not crossing the training and cycle
+ * boundaries; *frames points at them. */
 static int next_frames(struct run *r, uint64_t i, size_t *n,
                        const uint16_t **frames)
 {
     const struct options *o = r->o;
-    uint64_t limit = *n, dark = o->dark - o->lost_dark;
-    if (i < dark && dark - i < limit)
-        limit = dark - i;
+    const uint64_t first = r->sequence[i];
+    const bool dark = first < o->dark;
+    uint64_t limit = *n;
     if (i < o->pedestal && o->pedestal - i < limit)
         limit = o->pedestal - i;
-    if (i < dark) {
-        *n = (size_t)limit;
-        *frames = r->batch;
-        return cc_simulator_dark_frames(r->simulator, o->lost_dark + i, *n,
-                                        r->batch);
-    }
-    uint64_t data = o->lost + (i - dark); /* data frames after the dark */
+    if (dark && o->dark - first < limit)
+        limit = o->dark - first;
+    const uint64_t k = dark || o->cycle == 0 ? 0 : (first - o->dark) % o->cycle;
+    if (!dark && o->cycle > 0 && o->cycle - k < limit)
+        limit = o->cycle - k;
+    uint64_t m = 1;
+    while (m < limit && r->sequence[i + m] == first + m)
+        m++;
+    *n = (size_t)m;
+    *frames = r->batch;
+    if (dark)
+        return cc_simulator_dark_frames(r->simulator, first, *n, r->batch);
     if (o->cycle > 0) {
-        uint64_t k = data % o->cycle;
-        if (o->cycle - k < limit)
-            limit = o->cycle - k;
-        *n = (size_t)limit;
         *frames = r->cycle + k * r->pixels;
         return CC_OK;
     }
-    *n = (size_t)limit;
-    *frames = r->batch;
-    return cc_simulator_frames(r->simulator, o->dark + data, *n, r->batch,
-                               NULL);
+    return cc_simulator_frames(r->simulator, first, *n, r->batch, NULL);
 }
 
 static int set_up(struct run *r, char *message)
@@ -236,7 +302,7 @@ static int set_up(struct run *r, char *message)
 static int run_all(struct run *r, char *message)
 {
     const struct options *o = r->o;
-    uint64_t total = o->dark - o->lost_dark + o->frames - o->lost;
+    const uint64_t total = r->arrays;
     for (uint64_t i = 0; i < total;) {
         size_t n = total - i < BATCH ? (size_t)(total - i) : BATCH;
         const uint16_t *frames;
@@ -333,7 +399,10 @@ int main(int argc, char **argv)
         return 2;
     struct run r = {.o = &o};
     char message[CC_MESSAGE_SIZE] = "";
-    int rc = set_up(&r, message);
+    int rc = o.frame_numbers_path != NULL ? sequence_of_numbers(&r, message)
+                                          : sequence_of_ranges(&r);
+    if (rc == CC_OK)
+        rc = set_up(&r, message);
     if (rc == CC_OK)
         rc = run_all(&r, message);
     cc_finder_stats stats;
@@ -375,5 +444,6 @@ int main(int argc, char **argv)
     cc_simulator_destroy(r.simulator);
     free(r.batch);
     free(r.cycle);
+    free(r.sequence);
     return rc == CC_OK ? 0 : 1;
 }
