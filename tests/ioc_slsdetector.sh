@@ -11,7 +11,10 @@
 #   count are the first of an acquisition (the driver subscribes to the
 #   stream only once acquire() runs), are counted, and the plugin's
 #   clusters, spectrum and hit map are what the core finds in exactly the
-#   frames that arrived (tools/source_totals);
+#   frames that arrived (tools/source_totals, given their frame numbers
+#   from the receiver's raw files: on two busy cores the receiver's UDP
+#   socket, a dozen frames deep at the kernel's rmem_max, overflows now
+#   and then, and those frames never exist for anything of ours);
 # - the receiver's raw files of the same run, cut to those frames, give
 #   clusterfind the clusters NDFileHDF5 wrote from the plugin, frame by
 #   frame;
@@ -42,28 +45,7 @@ $python -c "import h5py, numpy" 2>/dev/null ||
     { echo "SKIP: python3 with h5py and numpy is needed (apt-get install python3-h5py)"; exit 77; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-# The receiver's UDP socket holds about a dozen frames (the kernel's
-# rmem_max): on two busy cores a stall of the receiver loses packets, and
-# then whole frames, before anything of ours sees them. That is the
-# machine, not the chain: the test runs once more, from a fresh start,
-# and fails only if the receiver loses frames again.
-if [ -z "${CHAIN_ATTEMPT:-}" ]; then
-    status=0
-    CHAIN_ATTEMPT=1 sh "$0" || status=$?
-    if [ $status = 3 ]; then
-        echo "the receiver lost UDP packets (a loaded machine): the chain once more"
-        status=0
-        CHAIN_ATTEMPT=2 sh "$0" || status=$?
-    fi
-    exit $status
-fi
-# udp_lost WHAT: the receiver did not catch every frame.
-udp_lost() {
-    [ "$CHAIN_ATTEMPT" = 1 ] && { echo "$1"; exit 3; }
-    fail "$1, twice"
-}
-
-dark=200 pedestal=196 frames=10000 cycle=500 seed=3 period=0.001
+dark=300 pedestal=196 frames=10000 cycle=500 seed=3 period=0.001
 # Under AddressSanitizer the core's finder takes twice the CPU, and on two
 # cores the virtual server and the receiver then lose UDP packets at
 # 1 kHz (8,899 of 10,000 frames caught): half the rate there.
@@ -126,7 +108,8 @@ done
 "$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
 
 # caught NAME FRAMES PERIOD: an acquisition whose raw files are NAME;
-# sets caught (frames the receiver caught) and got (arrays the plugin got).
+# sets caught (frames the receiver caught), got (arrays the plugin got,
+# the last of those) and late (the first ones the plugin did not get).
 caught() {
     putstr "${P}cam1:FileName" "$1"
     put "${P}cam1:FileNumber" 0
@@ -134,27 +117,41 @@ caught() {
     acquire "$2" "$3"
     got=$(($(get "${C}ArrayCounter_RBV") - before))
     caught=$(sls_get rx_framescaught)
-    [ "$caught" = "$2" ] || udp_lost "the receiver caught $caught of $2 frames"
+    late=$((caught - got))
+    [ "$caught" -gt 0 ] && [ $late -ge 0 ] ||
+        fail "the receiver caught $caught of $2 frames, the plugin got $got"
 }
 caught dark $dark $period
-lost_dark=$((dark - got))
+caught_dark=$caught lost_dark=$late got_dark=$got
+[ $got_dark -ge $pedestal ] ||
+    fail "$got_dark of $dark dark frames reached the plugin (the receiver caught $caught_dark): too few to train on"
 [ "$(getstr "${C}PedestalState_RBV")" = Ready ] ||
     fail "the pedestal did not train: $(getstr "${C}StatusMessage_RBV")"
 caught data $frames $period
-lost=$((frames - got))
+caught_data=$caught lost=$late got_data=$got
 "$caput" -w 5 "${P}HDF1:Capture" 0 >/dev/null 2>&1 || true
 wait_for "${P}HDF1:Capture_RBV" 0
 [ "$(get "${P}cam1:ArrayCounter_RBV")" = "$(get "${C}ArrayCounter_RBV")" ] ||
     fail "the driver made $(get "${P}cam1:ArrayCounter_RBV") arrays, the plugin took $(get "${C}ArrayCounter_RBV")"
 [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "the plugin dropped $(get "${C}DroppedArrays_RBV") arrays"
-[ $lost_dark -le $((dark - pedestal)) ] ||
-    fail "$lost_dark dark frames did not reach the plugin: too few left to train on"
-echo "ok: $((dark - lost_dark)) of $dark dark and $((frames - lost)) of $frames data frames at a $period s period reached the plugin (missing: $lost_dark and $lost, the first of their acquisitions, which the driver subscribes to late), every array the driver made, 0 dropped"
+echo "ok: the receiver caught $caught_dark of $dark dark and $caught_data of $frames data frames at a $period s period; $got_dark and $got_data reached the plugin (missing: $lost_dark and $lost, the first of their acquisitions, which the driver subscribes to late), every array the driver made, 0 dropped"
+
+# The receiver's raw files, cut to what reached the plugin: the first
+# PEDESTAL arrays trained it, the rest (the last dark frames, then the
+# data frames) were searched. Their frame numbers say which frames those
+# were.
+$python "$top/tests/raw_subset.py" --numbers "$work/train_numbers.txt" \
+    "$work/train_master_0.json" \
+    "$work/raw/dark_master_0.json:$lost_dark:$pedestal" || fail "raw_subset.py failed"
+$python "$top/tests/raw_subset.py" --numbers "$work/search_numbers.txt" \
+    "$work/search_master_0.json" \
+    "$work/raw/dark_master_0.json:$((lost_dark + pedestal)):$((got_dark - pedestal))" \
+    "$work/raw/data_master_0.json:$lost:$got_data" || fail "raw_subset.py failed"
+cat "$work/train_numbers.txt" "$work/search_numbers.txt" >"$work/frame_numbers.txt"
 
 # The core alone on exactly the frames that arrived.
-"$builddir/tools/source_totals" --frames $frames --dark $dark \
-    --pedestal $pedestal --cycle $cycle --seed $seed --max-clusters 3000 \
-    --lost-dark $lost_dark --lost $lost \
+"$builddir/tools/source_totals" --frame-numbers "$work/frame_numbers.txt" \
+    --dark $dark --pedestal $pedestal --cycle $cycle --seed $seed --max-clusters 3000 \
     --spectrum "$work/spectrum.txt" --hitmap "$work/hitmap.txt" \
     >"$work/expected.txt" || fail "source_totals failed"
 expected=$(sed -n 's/^clusters //p' "$work/expected.txt")
@@ -169,14 +166,6 @@ counts_equal "${C}Spectrum_RBV" "$work/spectrum.txt" || fail "the spectrum diffe
 counts_equal "${P}image1:ArrayData" "$work/hitmap.txt" || fail "the hit map differs from the core's"
 echo "ok: $total clusters, the spectrum and the hit map, as the core finds in the frames that arrived"
 
-# The receiver's raw files, cut to what reached the plugin: the first
-# PEDESTAL arrays trained it, the rest (the last dark frames, then the
-# data frames) were searched.
-$python "$top/tests/raw_subset.py" "$work/train_master_0.json" \
-    "$work/raw/dark_master_0.json:$lost_dark:$pedestal" || fail "raw_subset.py failed"
-$python "$top/tests/raw_subset.py" "$work/search_master_0.json" \
-    "$work/raw/dark_master_0.json:$((lost_dark + pedestal)):$((dark - lost_dark - pedestal))" \
-    "$work/raw/data_master_0.json:$lost:$((frames - lost))" || fail "raw_subset.py failed"
 "$clusterfind" --pedestal "$work/train_master_0.json" --data "$work/search_master_0.json" \
     --pedestal-frames $pedestal --output "$work/raw.clust" >"$work/clusterfind.log" 2>&1 ||
     { cat "$work/clusterfind.log"; fail "clusterfind failed on the receiver's files"; }
@@ -236,18 +225,21 @@ stopped=$(sls_get rx_framescaught)
 before=$(get "${C}ArrayCounter_RBV")
 acquire 300 0.002
 again=$(($(get "${C}ArrayCounter_RBV") - before))
-[ "$(sls_get rx_framescaught)" = 300 ] || udp_lost "after the stop, $(sls_get rx_framescaught) of 300 frames caught"
-[ $again -ge 298 ] || fail "after the stop, $again of 300 frames reached the plugin"
+caught=$(sls_get rx_framescaught)
+# The driver subscribes late: a frame or two of the receiver's may miss it.
+[ $again -le "$caught" ] && [ $again -ge $((caught - 2)) ] ||
+    fail "after the stop, $again of the $caught frames the receiver caught (of 300) reached the plugin"
 [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "arrays dropped around the stop"
-echo "ok: stopped after $stopped frames, then 300 at 2 ms: $again reached the plugin, the driver's count, 0 dropped"
+echo "ok: stopped after $stopped frames, then 300 at 2 ms: the receiver caught $caught, $again reached the plugin, the driver's count, 0 dropped"
 
 # ReceiverMode 0 is the stream's timer mode: a frame every 500 ms.
 put "${P}cam1:ReceiverMode" 0
 before=$(get "${C}ArrayCounter_RBV")
 acquire 500 0.001
 timer=$(($(get "${C}ArrayCounter_RBV") - before))
-[ "$(sls_get rx_framescaught)" = 500 ] || udp_lost "ReceiverMode 0: $(sls_get rx_framescaught) of 500 frames caught"
-[ $timer -le 5 ] || fail "ReceiverMode 0 streamed $timer of 500 frames"
+caught=$(sls_get rx_framescaught)
+[ "$caught" -gt 100 ] || fail "ReceiverMode 0: the receiver caught $caught of 500 frames"
+[ $timer -le 5 ] || fail "ReceiverMode 0 streamed $timer of the $caught frames caught"
 [ "$(get "${P}cam1:ArrayCounter_RBV")" = "$(get "${C}ArrayCounter_RBV")" ] || fail "ReceiverMode 0: driver and plugin differ"
-echo "ok: with ReceiverMode 0 the receiver caught 500 frames and streamed $timer, which the plugin took: set ReceiverMode 1"
+echo "ok: with ReceiverMode 0 the receiver caught $caught of 500 frames and streamed $timer, which the plugin took: set ReceiverMode 1"
 echo "the real MÖNCH chain: PSI's server, receiver, stream and driver feed the plugin the core's results"
