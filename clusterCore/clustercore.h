@@ -80,6 +80,15 @@ typedef enum cc_backend {
     CC_BACKEND_CUDA = 2
 } cc_backend;
 
+/* Regions whose pixels share a per-frame offset, removed before the
+ * decisions (docs/spec.md §8). Names as slsDetectorCalibration's. */
+typedef enum cc_common_mode {
+    CC_COMMON_MODE_NONE = 0,        /* default: no correction */
+    CC_COMMON_MODE_SUPERCOLUMN = 1, /* 25 columns x half the rows (MÖNCH03's ADCs) */
+    CC_COMMON_MODE_ROW = 2,         /* each row */
+    CC_COMMON_MODE_HALF = 3         /* the top and the bottom half */
+} cc_common_mode;
+
 #define CC_CLUSTER_SIZE_MIN 3
 #define CC_CLUSTER_SIZE_MAX 9
 #define CC_FRAME_SIDE_MAX 65535u        /* cluster centres are uint16 */
@@ -108,10 +117,21 @@ typedef struct cc_config {
                                  the pedestal becomes ready, pixels whose
                                  rms is 0 or above k * median(rms) are
                                  masked; 0 = off (default), else >= 1 */
+    cc_common_mode common_mode; /* default CC_COMMON_MODE_NONE; the CPU
+                                   backend only, so far */
 } cc_config;
 
 /* Fills *config with the defaults above; rows and cols are left 0. */
 CC_API void cc_config_init(cc_config *config);
+
+/* "none", "supercolumn", "row", "half"; NULL for an unknown mode. */
+CC_API const char *cc_common_mode_name(cc_common_mode mode);
+/* The mode of a name above, CC_EINVAL for another (message says which
+ * names there are). */
+CC_API int cc_common_mode_parse(const char *name, cc_common_mode *mode,
+                                char *message);
+/* The number of common-mode regions of a configuration (0 for none). */
+CC_API uint32_t cc_common_mode_regions(const cc_config *config);
 
 /* Checks a configuration. Returns CC_OK or CC_EINVAL; on failure writes a
  * sentence naming the offending field into message (CC_MESSAGE_SIZE bytes,
@@ -191,10 +211,26 @@ CC_API uint32_t cc_finder_threads(const cc_finder *finder);
 CC_API int cc_finder_get_config(const cc_finder *finder, cc_config *config);
 /* Applies a new configuration. The pedestal survives changes of nsigma,
  * cluster size, max_clusters and threads; a change of rows, cols,
- * pedestal_frames, adc_mask, precision or backend resets it. */
+ * pedestal_frames, adc_mask, precision, backend or common_mode resets it. */
 CC_API int cc_finder_set_config(cc_finder *finder, const cc_config *config);
 
 CC_API int cc_finder_get_stats(const cc_finder *finder, cc_finder_stats *stats);
+
+/* One common-mode region's figures since the last reset (docs/spec.md
+ * §8): frames where it was estimated, and those where too few of its
+ * pixels were quiet (its common mode was then 0), the mean and rms of the
+ * estimates, and the last frame's value. */
+typedef struct cc_common_mode_region {
+    uint64_t frames_estimated;
+    uint64_t frames_unestimated;
+    double mean, rms; /* ADU, over the frames estimated */
+    double last;      /* ADU, the last frame processed (0 if unestimated) */
+} cc_common_mode_region;
+
+/* Fills regions[0..n) (n = cc_common_mode_regions(config)); CC_EINVAL if
+ * n is not that number. */
+CC_API int cc_finder_common_mode(const cc_finder *finder,
+                                 cc_common_mode_region *regions, uint32_t n);
 
 /* Back to TRAINING with empty sums; statistics restart from zero. */
 CC_API void cc_finder_reset(cc_finder *finder);
@@ -644,6 +680,10 @@ typedef struct cc_simulator_config {
     uint32_t dead_pixels;     /*   default 0 each */
     double hot_noise;         /* hot pixels' dark-frame rms, ADU, >= 0;
                                  default 2000 */
+    cc_common_mode common_mode; /* regions sharing a per-frame offset, */
+    double common_mode_rms;     /*   Gaussian of this rms, ADU (dark and
+                                     data frames alike, drawn apart);
+                                     default none, 0 */
 } cc_simulator_config;
 
 /* One photon of the ground truth: where it hit (column, row in pixels,

@@ -18,6 +18,11 @@
 
 #include "clustercore.h"
 
+#ifndef CC__HD
+#define CC__HD
+#endif
+#include "finder/common_mode_regions.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "libclustercore reads and writes little-endian files in host order"
 #endif
@@ -140,6 +145,9 @@ struct cc__pedestal {
     uint16_t *baseline; /* X0 per pixel, fixed when training ends */
     void *s, *s2;       /* centred sums in the working precision */
     uint8_t *mask;      /* per pixel: CC__MASKED_BY_* bits, 0 = good */
+    /* docs/spec.md §8.2: r and rms as the pedestal became READY, in the
+     * working precision; the common mode is measured against them. */
+    void *reference_offset, *reference_rms;
 };
 
 /* Why a pixel is masked (docs/spec.md §7.1); the backends skip a pixel
@@ -151,11 +159,17 @@ int cc__pedestal_init(struct cc__pedestal *pedestal, size_t pixels,
                       cc_precision precision, uint32_t window);
 void cc__pedestal_free(struct cc__pedestal *pedestal);
 void cc__pedestal_reset(struct cc__pedestal *pedestal, uint32_t window);
+/* Sums one dark frame; with common-mode regions (count > 0), each region's
+ * shift against the frames before is taken out first (docs/spec.md §8.4),
+ * using region_sums (3 * regions->count of room). */
 void cc__pedestal_train(struct cc__pedestal *pedestal, const uint16_t *frame,
-                        uint16_t adc_mask);
+                        uint16_t adc_mask, const struct cc__regions *regions,
+                        int64_t *region_sums);
 /* Fixes X0 and converts the centred sums once to the working precision;
- * the frames trained so far become the window. */
+ * the frames trained so far become the window. Takes the reference. */
 void cc__pedestal_freeze(struct cc__pedestal *pedestal);
+/* Takes the common mode's reference from a READY pedestal's state. */
+void cc__pedestal_take_reference(struct cc__pedestal *pedestal);
 /* Moves the contents of src into dst (same size and precision). */
 void cc__pedestal_swap(struct cc__pedestal *dst, struct cc__pedestal *src);
 
@@ -209,12 +223,49 @@ struct cc__frame_job {
     const uint16_t *baseline;
     const uint8_t *pixel_mask; /* docs/spec.md §7.1, 0 = good */
     const void *s_in, *s2_in; /* state left by the previous frame */
+    /* The frame's common mode per region (docs/spec.md §8), in the
+     * working precision; NULL when the correction is off. */
+    const void *common_mode;
+    struct cc__regions regions;
     void *s_out, *s2_out;     /* state this frame leaves */
     /* The frame's pedestal-subtracted values, (rows + 2 half_y) x (cols +
      * 2 half_x), and per row max(0, v over the Nx cells around), (rows +
      * 2 half_y) x cols: padded with zeros that are never written. */
     void *v, *hmax;
 };
+
+/* What the common-mode estimate of a frame needs (docs/spec.md §8.2). */
+struct cc__common_mode_job {
+    const struct cc__pedestal *pedestal; /* READY, with its reference */
+    struct cc__regions regions;
+    uint16_t adc_mask;
+    double nsigma;
+};
+
+/* docs/spec.md §8.2: the centre the quiet pixels are looked around is a
+ * median over whole ADU in [-CC__CENTRE_RANGE, CC__CENTRE_RANGE]. */
+enum { CC__CENTRE_RANGE = 1024, CC__CENTRE_BINS = 2 * CC__CENTRE_RANGE + 1 };
+static inline uint32_t cc__centre_bin(int32_t value)
+{
+    return value < -CC__CENTRE_RANGE ? 0
+           : value > CC__CENTRE_RANGE
+               ? CC__CENTRE_BINS - 1
+               : (uint32_t)(value + CC__CENTRE_RANGE);
+}
+
+/* A thread's scratch for the common mode of a frame. */
+struct cc__common_mode_scratch {
+    uint8_t *calm;        /* a byte a pixel */
+    int32_t *centre;      /* a region's median */
+    uint32_t *histogram;  /* CC__CENTRE_BINS */
+};
+
+/* docs/spec.md §8.2: a region is estimated when at least a quarter of its
+ * unmasked pixels, and at least one, are quiet. */
+static inline bool cc__common_mode_enough(uint64_t quiet, uint64_t unmasked)
+{
+    return quiet > 0 && 4 * quiet >= unmasked;
+}
 
 #define CC__DECLARE_PRECISION(real)                                          \
     /* Writes rows [row0, row1) of job->v and job->hmax. */                  \
@@ -228,7 +279,14 @@ struct cc__frame_job {
     void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,      \
                                   double *mean, double *rms);               \
     void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,         \
-                                   int64_t centred_sum, int64_t centred_sq);
+                                   int64_t centred_sum, int64_t centred_sq); \
+    void cc__pedestal_reference_##real(struct cc__pedestal *pedestal);      \
+    /* One frame's common mode per region into values (real) and whether   \
+     * each was estimated. */                                               \
+    void cc__common_mode_frame_##real(                                      \
+        const struct cc__common_mode_job *job, const uint16_t *frame,       \
+        struct cc__common_mode_scratch *scratch, void *values,              \
+        uint8_t *estimated);
 CC__DECLARE_PRECISION(float)
 CC__DECLARE_PRECISION(double)
 #undef CC__DECLARE_PRECISION
@@ -262,11 +320,14 @@ void cc__cpu_destroy(struct cc__cpu *cpu);
 unsigned cc__cpu_threads(const struct cc__cpu *cpu);
 /* Processes a batch against pedestal; commits the new state only when the
  * whole batch succeeded. */
+/* With common mode on, common_mode (n_frames * regions reals) and
+ * estimated (as many bytes) receive each frame's figures. */
 int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     struct cc__pedestal *pedestal,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
-                    size_t n_frames, cc_clusters *out, char *message);
+                    size_t n_frames, cc_clusters *out, void *common_mode,
+                    uint8_t *estimated, char *message);
 /* For tests: when set, a thread calls it before each step of a block of
  * rows (step k decides frame k - 1 and subtracts frame k), so a test can
  * hold one block back and show that its neighbours wait. */

@@ -18,5 +18,6 @@ Suite *suite_imaging(void);
 Suite *suite_mask(void);
 Suite *suite_interpolation(void);
 Suite *suite_peak_fit(void);
+Suite *suite_common_mode(void);
 
 #endif

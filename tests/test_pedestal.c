@@ -32,8 +32,9 @@ START_TEST(training_sums_are_exact)
     struct cc__pedestal pedestal;
     ck_assert_int_eq(cc__pedestal_init(&pedestal, 4, CC_PRECISION_FLOAT, 4),
                      CC_OK);
+    const struct cc__regions none = cc__regions_of(CC_COMMON_MODE_NONE, 1, 4);
     for (int k = 0; k < 4; k++)
-        cc__pedestal_train(&pedestal, frames[k], 0x3FFF);
+        cc__pedestal_train(&pedestal, frames[k], 0x3FFF, &none, NULL);
     cc__pedestal_freeze(&pedestal);
     ck_assert_int_eq(pedestal.state, CC_PEDESTAL_READY);
     for (int p = 0; p < 4; p++) {

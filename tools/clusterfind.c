@@ -45,6 +45,8 @@ static void usage(FILE *out)
         "  --precision float|double (default float)\n"
         "  --threads N             CPU threads, 0 = one per CPU (default 0)\n"
         "  --adc-mask M            mask applied to every raw value (default 0x3FFF)\n"
+        "  --common-mode none|supercolumn|row|half  remove each region's shared\n"
+        "                          offset, frame by frame (default none)\n"
         "  --simulate FRAMES       built-in demo: simulate a dark run and FRAMES data\n"
         "                          frames of 400 x 400 pixels, find the clusters and\n"
         "                          compare them with the simulated photons\n"
@@ -54,6 +56,9 @@ static void usage(FILE *out)
         "                          sensor (default none: a flat field)\n"
         "  --pattern-period P      its period in pixels (default 1)\n"
         "  --hot-pixels N --dead-pixels N  defects planted in the simulation\n"
+        "  --sim-common-mode MODE:RMS  a per-frame offset of RMS ADU shared by\n"
+        "                          each region (MODE as --common-mode) of the\n"
+        "                          simulated frames\n"
         "\n"
         "Imaging (docs/clusterfind.md):\n"
         "  --mask FILE.npy         bad pixels, uint8 or bool of (rows, cols),\n"
@@ -237,6 +242,20 @@ static int apply(struct options *o, const char *name, const char *value)
             return bad_option(name, value, "0..160000 pixels");
         *(name[0] == 'h' ? &o->hot_pixels : &o->dead_pixels) =
             (uint32_t)number;
+    } else if (strcmp(name, "common-mode") == 0) {
+        if (cc_common_mode_parse(value, &o->common_mode, NULL) != CC_OK)
+            return bad_option(name, value, "none, supercolumn, row or half");
+    } else if (strcmp(name, "sim-common-mode") == 0) {
+        char mode[16];
+        int used = 0;
+        if (sscanf(value, "%15[a-z]:%n", mode, &used) != 1 || used == 0 ||
+            cc_common_mode_parse(mode, &o->sim_common_mode, NULL) != CC_OK ||
+            !parse_real(value + used, &o->sim_common_mode_rms) ||
+            !(o->sim_common_mode_rms >= 0) ||
+            !isfinite(o->sim_common_mode_rms))
+            return bad_option(name, value,
+                              "MODE:RMS, MODE none, supercolumn, row or "
+                              "half, RMS >= 0 ADU");
     } else if (strcmp(name, "mask") == 0) {
         o->mask = value;
     } else if (strcmp(name, "auto-mask") == 0) {
@@ -293,10 +312,12 @@ static int check(const struct options *o)
         return EXIT_USAGE;
     }
     bool simulation_only = o->flux >= 0 || o->pattern != CC_PATTERN_NONE ||
-                           o->hot_pixels > 0 || o->dead_pixels > 0;
+                           o->hot_pixels > 0 || o->dead_pixels > 0 ||
+                           o->sim_common_mode != CC_COMMON_MODE_NONE;
     if (o->simulate == 0 && simulation_only) {
-        fprintf(stderr, "clusterfind: --flux, --pattern, --hot-pixels and "
-                        "--dead-pixels shape a simulated run: give "
+        fprintf(stderr, "clusterfind: --flux, --pattern, --hot-pixels, "
+                        "--dead-pixels and --sim-common-mode shape a "
+                        "simulated run: give "
                         "--simulate FRAMES\n");
         return EXIT_USAGE;
     }
@@ -347,6 +368,8 @@ int main(int argc, char **argv)
         {"pattern", required_argument, NULL, 0},
         {"pattern-period", required_argument, NULL, 0},
         {"hot-pixels", required_argument, NULL, 0},
+        {"common-mode", required_argument, NULL, 0},
+        {"sim-common-mode", required_argument, NULL, 0},
         {"dead-pixels", required_argument, NULL, 0},
         {"mask", required_argument, NULL, 0},
         {"auto-mask", required_argument, NULL, 0},

@@ -35,6 +35,7 @@ struct options {
     cc_precision precision;
     uint32_t threads;
     uint16_t adc_mask;
+    cc_common_mode common_mode; /* the finder's correction (docs/spec.md §8) */
     uint64_t simulate;     /* data frames to simulate; 0 = read files */
     uint64_t seed;
     /* imaging (docs/spec.md §7) */
@@ -55,6 +56,8 @@ struct options {
     cc_sim_pattern pattern;
     double pattern_period;
     uint32_t hot_pixels, dead_pixels;
+    cc_common_mode sim_common_mode; /* the simulated run's common mode */
+    double sim_common_mode_rms;
 };
 
 /* The imaging of a run: the photons in the window, the η calibration it

@@ -6,6 +6,7 @@
  * summary; with --simulate, score the clusters against the ground truth.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,8 @@ static int open_sources(struct job *job)
     config.pattern_period = o->pattern_period;
     config.hot_pixels = o->hot_pixels;
     config.dead_pixels = o->dead_pixels;
+    config.common_mode = o->sim_common_mode;
+    config.common_mode_rms = o->sim_common_mode_rms;
     char message[CC_MESSAGE_SIZE];
     if (cc_simulator_new(&job->simulator, &config, message) != CC_OK ||
         cc_truth_new(&job->truth) != CC_OK ||
@@ -128,6 +131,7 @@ static int set_up(struct job *job)
     config.backend = o->backend;
     config.threads = o->threads;
     config.mask_rms_factor = o->auto_mask;
+    config.common_mode = o->common_mode;
     if (cc_finder_new(&job->finder, &config, message) != CC_OK)
         return fail("%s", message);
     if (o->mask != NULL && cc_finder_load_mask(job->finder, o->mask) != CC_OK)
@@ -279,6 +283,39 @@ static int write_outputs(struct job *job)
     return fail("%s", message);
 }
 
+/* One line on the common mode: its spread over regions and frames, and
+ * the frames in which a region had too few quiet pixels. */
+static void common_mode_summary(const struct job *job)
+{
+    cc_config config;
+    cc_finder_get_config(job->finder, &config);
+    uint32_t n = cc_common_mode_regions(&config);
+    cc_common_mode_region *regions = calloc(n, sizeof *regions);
+    if (n == 0 || regions == NULL ||
+        cc_finder_common_mode(job->finder, regions, n) != CC_OK) {
+        free(regions);
+        return;
+    }
+    uint64_t estimated = 0, unestimated = 0;
+    double sum_sq = 0, largest = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        estimated += regions[r].frames_estimated;
+        unestimated += regions[r].frames_unestimated;
+        double frames = (double)regions[r].frames_estimated;
+        sum_sq += frames * (regions[r].rms * regions[r].rms +
+                            regions[r].mean * regions[r].mean);
+        largest = fabs(regions[r].mean) > largest ? fabs(regions[r].mean)
+                                                  : largest;
+    }
+    printf("common:    %s, %u regions: rms %.2f ADU over regions and frames, "
+           "largest region mean %.2f ADU, %" PRIu64
+           " region-frames with too few quiet pixels (of %" PRIu64 ")\n",
+           cc_common_mode_name(config.common_mode), (unsigned)n,
+           estimated > 0 ? sqrt(sum_sq / (double)estimated) : 0.0, largest,
+           unestimated, estimated + unestimated);
+    free(regions);
+}
+
 static void summary(const struct job *job, uint64_t frames, double seconds)
 {
     const struct options *o = job->options;
@@ -299,6 +336,7 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
     if (o->mask != NULL || o->auto_mask > 0)
         printf("mask:      %" PRIu64 " bad pixels masked\n",
                stats.masked_pixels);
+    common_mode_summary(job);
     const char *energy = o->energy == CC_ENERGY_SUM ? "sum" : "sum2x2";
     uint32_t bins = cc_spectrum_bins(job->spectrum);
     const uint64_t *counts = cc_spectrum_counts(job->spectrum);

@@ -2,6 +2,7 @@
 /* config.c: default settings and their validation. */
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -23,7 +24,40 @@ void cc_config_init(cc_config *config)
         .max_clusters = 0,
         .streams = 2,
         .mask_rms_factor = 0,
+        .common_mode = CC_COMMON_MODE_NONE,
     };
+}
+
+static const char *const common_mode_names[] = {"none", "supercolumn", "row",
+                                                "half"};
+enum { COMMON_MODES = sizeof common_mode_names / sizeof *common_mode_names };
+
+const char *cc_common_mode_name(cc_common_mode mode)
+{
+    return (unsigned)mode < COMMON_MODES ? common_mode_names[mode] : NULL;
+}
+
+int cc_common_mode_parse(const char *name, cc_common_mode *mode,
+                         char *message)
+{
+    for (unsigned m = 0; name != NULL && m < COMMON_MODES; m++)
+        if (strcmp(name, common_mode_names[m]) == 0) {
+            *mode = (cc_common_mode)m;
+            return CC_OK;
+        }
+    return cc__message(message, CC_EINVAL,
+                       "unknown common mode '%s': none, supercolumn, row or "
+                       "half",
+                       name != NULL ? name : "(null)");
+}
+
+uint32_t cc_common_mode_regions(const cc_config *config)
+{
+    return config == NULL || cc_common_mode_name(config->common_mode) == NULL
+               ? 0
+               : cc__regions_of((int)config->common_mode, config->rows,
+                                config->cols)
+                     .count;
 }
 
 static bool cluster_side_valid(uint32_t side)
@@ -84,6 +118,11 @@ int cc_config_check(const cc_config *config, char *message)
                            "mask_rms_factor %g must be 0 (off) or at least 1: "
                            "below 1 it would mask most pixels",
                            config->mask_rms_factor);
+    if (cc_common_mode_name(config->common_mode) == NULL)
+        return cc__message(message, CC_EINVAL,
+                           "unknown common mode %d: none (0), supercolumn "
+                           "(1), row (2) or half (3)",
+                           (int)config->common_mode);
     return CC_OK;
 }
 

@@ -63,6 +63,12 @@ struct cc__cpu {
     void (*subtract_rows)(const struct cc__frame_job *, uint32_t, uint32_t);
     int (*decide_rows)(const struct cc__frame_job *, struct cc__worker *,
                        uint32_t, uint32_t, cc_clusters *);
+    void (*common_mode_frame)(const struct cc__common_mode_job *,
+                              const uint16_t *,
+                              struct cc__common_mode_scratch *, void *,
+                              uint8_t *);
+    /* With common mode on: a thread's scratch. */
+    struct cc__common_mode_scratch *common_mode_scratch;
 };
 
 /* Copies of the subtracted values: two by frame parity for several
@@ -109,6 +115,13 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
         free_worker(&cpu->workers[t]);
     for (unsigned b = 0; cpu->blocks != NULL && b < cpu->n_blocks; b++)
         cc_clusters_destroy(cpu->blocks[b].clusters);
+    for (unsigned t = 0; cpu->common_mode_scratch != NULL && t < cpu->threads;
+         t++) {
+        free(cpu->common_mode_scratch[t].calm);
+        free(cpu->common_mode_scratch[t].centre);
+        free(cpu->common_mode_scratch[t].histogram);
+    }
+    free(cpu->common_mode_scratch);
     free(cpu->workers);
     free(cpu->blocks);
     free(cpu->places);
@@ -181,6 +194,8 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
                                           : cc__subtract_rows_float;
     cpu->decide_rows = double_precision ? cc__decide_rows_double
                                         : cc__decide_rows_float;
+    cpu->common_mode_frame = double_precision ? cc__common_mode_frame_double
+                                              : cc__common_mode_frame_float;
     size_t pixels = (size_t)config->rows * config->cols;
     size_t real = cc__precision_size(config->precision);
     int rc = CC_OK;
@@ -211,6 +226,22 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         rc = cc_clusters_new(&cpu->blocks[b].clusters);
     for (unsigned t = 0; t < threads && rc == CC_OK; t++)
         rc = init_worker(&cpu->workers[t], config);
+    if (rc == CC_OK && config->common_mode != CC_COMMON_MODE_NONE) {
+        uint32_t regions = cc_common_mode_regions(config);
+        cpu->common_mode_scratch =
+            calloc(threads, sizeof *cpu->common_mode_scratch);
+        rc = cpu->common_mode_scratch == NULL ? CC_ENOMEM : CC_OK;
+        for (unsigned t = 0; t < threads && rc == CC_OK; t++) {
+            struct cc__common_mode_scratch *scratch =
+                &cpu->common_mode_scratch[t];
+            scratch->calm = malloc(pixels);
+            scratch->centre = malloc(regions * sizeof *scratch->centre);
+            scratch->histogram =
+                malloc(CC__CENTRE_BINS * sizeof *scratch->histogram);
+            if (!scratch->calm || !scratch->centre || !scratch->histogram)
+                rc = CC_ENOMEM;
+        }
+    }
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
         return cc__message(message, rc, "no memory for the CPU backend's "
@@ -244,6 +275,11 @@ struct batch {
     uint64_t first_number;
     size_t n_frames;
     cc_clusters *out;
+    /* With common mode on: the job of its estimate, and per frame its
+     * values (reals) and whether each region was estimated. */
+    struct cc__common_mode_job common_mode_job;
+    void *common_mode;
+    uint8_t *estimated;
     atomic_int error;
     atomic_bool placed; /* thread 0 placed every block's clusters */
 };
@@ -408,6 +444,10 @@ static struct cc__frame_job frame_job(const struct batch *batch, size_t k)
     job.s2_in = k == 0 ? batch->pedestal->s2 : cpu->state[(k - 1) % 2][1];
     job.s_out = cpu->state[k % 2][0];
     job.s2_out = cpu->state[k % 2][1];
+    if (batch->common_mode != NULL)
+        job.common_mode = (const char *)batch->common_mode +
+                          k * job.regions.count *
+                              cc__precision_size(batch->pedestal->precision);
     job.v = cpu->subtracted[k % subtracted_copies(cpu)][0];
     job.hmax = cpu->subtracted[k % subtracted_copies(cpu)][1];
     return job;
@@ -469,11 +509,29 @@ static void run_batch(void *context, unsigned thread)
         join_clusters(batch, thread);
 }
 
+/* docs/spec.md §8: thread t estimates the common mode of frames t, t +
+ * threads, ...; each frame's estimate reads only the frame and the
+ * reference, so frames are independent. */
+static void estimate_common_mode(void *context, unsigned thread)
+{
+    struct batch *batch = context;
+    struct cc__cpu *cpu = batch->cpu;
+    uint32_t regions = batch->common_mode_job.regions.count;
+    size_t real = cc__precision_size(batch->pedestal->precision);
+    for (size_t k = thread; k < batch->n_frames; k += cpu->threads)
+        cpu->common_mode_frame(&batch->common_mode_job,
+                               cc__frame_at(&batch->frames, k),
+                               &cpu->common_mode_scratch[thread],
+                               (char *)batch->common_mode + k * regions * real,
+                               batch->estimated + k * regions);
+}
+
 int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     struct cc__pedestal *pedestal,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
-                    size_t n_frames, cc_clusters *out, char *message)
+                    size_t n_frames, cc_clusters *out, void *common_mode,
+                    uint8_t *estimated, char *message)
 {
     uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
     cc__clusters_clear(out, nx, ny);
@@ -491,13 +549,25 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                 .nsigma = config->nsigma,
                 .c3nsigma = cc__c3nsigma(config),
                 .baseline = pedestal->baseline,
-                .pixel_mask = pedestal->mask},
+                .pixel_mask = pedestal->mask,
+                .regions = cc__regions_of((int)config->common_mode,
+                                          config->rows, config->cols)},
         .pedestal = pedestal,
         .frames = *frames,
         .numbers = numbers,
         .first_number = first_number,
         .n_frames = n_frames,
         .out = out,
+        .common_mode_job = {.pedestal = pedestal,
+                            .regions = cc__regions_of((int)config->common_mode,
+                                                      config->rows,
+                                                      config->cols),
+                            .adc_mask = config->adc_mask,
+                            .nsigma = config->nsigma},
+        .common_mode = config->common_mode != CC_COMMON_MODE_NONE
+                           ? common_mode
+                           : NULL,
+        .estimated = estimated,
     };
     atomic_init(&batch.error, CC_OK);
     atomic_init(&batch.placed, false);
@@ -508,6 +578,8 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
         if (cpu->blocks[b].clusters != NULL)
             cc__clusters_clear(cpu->blocks[b].clusters, nx, ny);
     }
+    if (batch.common_mode != NULL)
+        cc__pool_run(cpu->pool, estimate_common_mode, &batch);
     cc__pool_run(cpu->pool, run_batch, &batch);
     int rc = atomic_load(&batch.error);
     if (rc != CC_OK) {

@@ -25,6 +25,17 @@ struct cc_finder {
     cc_interpolator *imaging; /* the map, and the photons imaged on the
                                  host since the last take; NULL: none */
     uint64_t *gpu_image;      /* room to take the GPU's image into */
+    /* Common mode (docs/spec.md §8): the regions, room for the training's
+     * region sums and for a batch's figures, and each region's tally. */
+    struct cc__regions regions;
+    int64_t *region_sums;
+    void *batch_common_mode;
+    uint8_t *batch_estimated;
+    size_t batch_capacity; /* frames the two above hold */
+    struct region_tally {
+        uint64_t estimated, unestimated;
+        double sum, sum_sq, last;
+    } *tally;
     char last_error[CC_MESSAGE_SIZE];
 };
 
@@ -66,7 +77,13 @@ static int open_backend(cc_finder *finder, char *message)
         return open_cpu(finder, "", message);
 #ifdef CC_HAVE_CUDA
     char why[CC_MESSAGE_SIZE] = "";
-    int rc = cc__cuda_new(&finder->cuda, config, why, message);
+    int rc = config->common_mode != CC_COMMON_MODE_NONE
+                 ? cc__message(why, CC_ENOTSUP,
+                               "common-mode correction runs on the CPU "
+                               "backend only, so far")
+                 : cc__cuda_new(&finder->cuda, config, why, message);
+    if (rc == CC_ENOTSUP && config->backend == CC_BACKEND_CUDA)
+        return cc__message(message, rc, "%s", why);
     if (rc == CC_OK) {
         finder->backend = CC_BACKEND_CUDA;
         cc__message(finder->backend_description, CC_OK, "%s", why);
@@ -170,10 +187,23 @@ int cc_finder_new(cc_finder **result, const cc_config *config, char *message)
     if (finder == NULL)
         return cc__message(message, CC_ENOMEM, "no memory for a finder");
     finder->config = *config;
+    finder->regions = cc__regions_of((int)config->common_mode, config->rows,
+                                     config->cols);
     rc = cc__pedestal_init(&finder->pedestal,
                            (size_t)config->rows * config->cols,
                            config->precision, config->pedestal_frames);
+    if (rc == CC_OK && finder->regions.count > 0) {
+        finder->region_sums =
+            malloc(3 * (size_t)finder->regions.count * sizeof(int64_t));
+        finder->tally = calloc(finder->regions.count, sizeof *finder->tally);
+        if (finder->region_sums == NULL || finder->tally == NULL) {
+            cc__pedestal_free(&finder->pedestal);
+            rc = CC_ENOMEM;
+        }
+    }
     if (rc != CC_OK) {
+        free(finder->region_sums);
+        free(finder->tally);
         free(finder);
         return cc__message(message, rc,
                            "no memory for the pedestal of %" PRIu32
@@ -182,8 +212,7 @@ int cc_finder_new(cc_finder **result, const cc_config *config, char *message)
     }
     rc = open_backend(finder, message);
     if (rc != CC_OK) {
-        cc__pedestal_free(&finder->pedestal);
-        free(finder);
+        cc_finder_destroy(finder);
         return rc;
     }
     *result = finder;
@@ -201,6 +230,10 @@ void cc_finder_destroy(cc_finder *finder)
     cc__pedestal_free(&finder->pedestal);
     cc_interpolator_destroy(finder->imaging);
     free(finder->gpu_image);
+    free(finder->region_sums);
+    free(finder->batch_common_mode);
+    free(finder->batch_estimated);
+    free(finder->tally);
     free(finder);
 }
 
@@ -239,7 +272,9 @@ static bool pedestal_survives(const cc_config *old, const cc_config *new)
     return old->rows == new->rows && old->cols == new->cols &&
            old->pedestal_frames == new->pedestal_frames &&
            old->adc_mask == new->adc_mask &&
-           old->precision == new->precision && old->backend == new->backend;
+           old->precision == new->precision &&
+           old->backend == new->backend &&
+           old->common_mode == new->common_mode;
 }
 
 /* The user's part of src's mask, into dst's (of the same size). */
@@ -303,6 +338,9 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
             return rc;
         }
         next->counts = finder->counts;
+        struct region_tally *tally = next->tally; /* the same regions */
+        next->tally = finder->tally;
+        finder->tally = tally;
     } else if (config->rows == finder->config.rows &&
                config->cols == finder->config.cols) {
         copy_user_mask(&next->pedestal, &finder->pedestal);
@@ -334,6 +372,8 @@ void cc_finder_reset(cc_finder *finder)
     finder->host_state_stale = false;
     cc__pedestal_reset(&finder->pedestal, finder->config.pedestal_frames);
     finder->counts = (cc_finder_stats){0};
+    if (finder->tally != NULL)
+        memset(finder->tally, 0, finder->regions.count * sizeof *finder->tally);
     finder->last_error[0] = '\0';
 }
 
@@ -374,7 +414,8 @@ int cc_finder_train(cc_finder *finder, const uint16_t *frames,
                     n_frames, missing);
     for (size_t k = 0; k < n_frames; k++)
         cc__pedestal_train(pedestal, frames + k * pedestal->pixels,
-                           finder->config.adc_mask);
+                           finder->config.adc_mask, &finder->regions,
+                           finder->region_sums);
     if (pedestal->frames_trained == pedestal->window)
         return freeze(finder);
     return CC_OK;
@@ -441,6 +482,71 @@ static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
 }
 #endif
 
+/* Room for a batch's common-mode figures. */
+static int reserve_common_mode(cc_finder *finder, size_t n_frames)
+{
+    if (finder->regions.count == 0 || n_frames <= finder->batch_capacity)
+        return CC_OK;
+    size_t cells = n_frames * finder->regions.count;
+    void *values = realloc(finder->batch_common_mode,
+                           cells * cc__precision_size(finder->config.precision));
+    if (values != NULL)
+        finder->batch_common_mode = values;
+    uint8_t *estimated = realloc(finder->batch_estimated, cells);
+    if (estimated != NULL)
+        finder->batch_estimated = estimated;
+    if (values == NULL || estimated == NULL)
+        return FAIL(finder, CC_ENOMEM,
+                    "no memory for the common mode of %zu frames", n_frames);
+    finder->batch_capacity = n_frames;
+    return CC_OK;
+}
+
+/* Adds a processed batch's common mode to each region's tally, frame by
+ * frame, so that the figures do not depend on the batches. */
+static void tally_common_mode(cc_finder *finder, size_t n_frames)
+{
+    uint32_t regions = finder->regions.count;
+    bool in_double = finder->config.precision == CC_PRECISION_DOUBLE;
+    for (size_t k = 0; k < n_frames; k++)
+        for (uint32_t r = 0; r < regions; r++) {
+            size_t at = k * regions + r;
+            struct region_tally *tally = &finder->tally[r];
+            double c = in_double
+                           ? ((const double *)finder->batch_common_mode)[at]
+                           : ((const float *)finder->batch_common_mode)[at];
+            tally->last = c;
+            if (!finder->batch_estimated[at]) {
+                tally->unestimated++;
+                continue;
+            }
+            tally->estimated++;
+            tally->sum += c;
+            tally->sum_sq += c * c;
+        }
+}
+
+int cc_finder_common_mode(const cc_finder *finder,
+                          cc_common_mode_region *regions, uint32_t n)
+{
+    if (finder == NULL || (regions == NULL && n > 0) ||
+        n != finder->regions.count)
+        return CC_EINVAL;
+    for (uint32_t r = 0; r < n; r++) {
+        const struct region_tally *tally = &finder->tally[r];
+        double frames = (double)tally->estimated;
+        double mean = frames > 0 ? tally->sum / frames : 0.0;
+        double var = frames > 0 ? tally->sum_sq / frames - mean * mean : 0.0;
+        regions[r] = (cc_common_mode_region){
+            .frames_estimated = tally->estimated,
+            .frames_unestimated = tally->unestimated,
+            .mean = mean,
+            .rms = var > 0 ? sqrt(var) : 0.0,
+            .last = tally->last};
+    }
+    return CC_OK;
+}
+
 /* cc_finder_process() (frames back to back from `first`) and
  * cc_finder_process_list() (frame k at each[k]). */
 static int process_frames(cc_finder *finder, const uint16_t *first,
@@ -461,7 +567,9 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                     " dark frames)",
                     finder->pedestal.frames_trained, finder->pedestal.window);
     struct cc__frames frames = {first, each, finder->pedestal.pixels};
-    int rc;
+    int rc = reserve_common_mode(finder, n_frames);
+    if (rc != CC_OK)
+        return rc;
     uint8_t *imaged = NULL; /* after a fall-back: frames the GPU imaged */
 #ifdef CC_HAVE_CUDA
     /* A fall-back whose CPU backend could not be made left no backend. */
@@ -486,7 +594,8 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
         rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
                              &frames, frame_numbers,
                              finder->counts.frames_processed, n_frames,
-                             clusters, finder->last_error);
+                             clusters, finder->batch_common_mode,
+                             finder->batch_estimated, finder->last_error);
         /* The centres lie in the frame, so adding cannot fail. */
         for (size_t k = 0; rc == CC_OK && finder->imaging != NULL &&
                            k < clusters->n_frames;
@@ -500,6 +609,7 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
         if (rc != CC_OK)
             return rc;
     }
+    tally_common_mode(finder, n_frames);
     finder->counts.frames_processed += n_frames;
     finder->counts.clusters += clusters->n_clusters;
     for (size_t k = 0; k < clusters->n_frames; k++) {
@@ -665,7 +775,8 @@ int cc_finder_pedestal_maps(cc_finder *finder, double *mean, double *rms)
     /* While training: the plain statistics of the frames summed so far. */
     double n = (double)pedestal->frames_trained;
     for (size_t p = 0; p < pedestal->pixels; p++) {
-        double m = (double)pedestal->sum[p] / n;
+        /* Read as signed: common mode's shifts may take a sum below 0. */
+        double m = (double)(int64_t)pedestal->sum[p] / n;
         double var = (double)pedestal->sum_sq[p] / n - m * m;
         if (mean != NULL)
             mean[p] = m;
@@ -712,10 +823,15 @@ int cc_finder_load_pedestal(cc_finder *finder, const char *path)
                              finder->last_error);
     }
     if (rc == CC_OK) {
+        if (loaded.state == CC_PEDESTAL_READY)
+            cc__pedestal_take_reference(&loaded);
         cc__pedestal_swap(&finder->pedestal, &loaded);
         rc = publish_state(finder);
         if (rc == CC_OK) {
             finder->counts = (cc_finder_stats){0};
+            if (finder->tally != NULL)
+                memset(finder->tally, 0,
+                       finder->regions.count * sizeof *finder->tally);
             finder->host_state_stale = false;
         } else { /* the GPU kept the old state: keep the old pedestal */
             cc__pedestal_swap(&finder->pedestal, &loaded);

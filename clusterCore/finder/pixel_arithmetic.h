@@ -39,6 +39,35 @@ static inline CC__HD real pixel_y(uint16_t x, uint16_t adc_mask,
     return (real)((int32_t)(x & adc_mask) - (int32_t)baseline);
 }
 
+/* docs/spec.md §8.3: y less the pixel's region's common mode c (0 when
+ * off: then y comes back bit for bit). */
+static inline CC__HD real pixel_y_corrected(real y, real common_mode)
+{
+    return y - common_mode;
+}
+
+/* docs/spec.md §8.2: whether a value against the reference lies within
+ * +-nsigma * rms of the reference. */
+static inline CC__HD int pixel_calm(real value, real rms, real nsigma)
+{
+    real thr = nsigma * rms;
+    return !(value < -thr) & !(value > thr);
+}
+
+/* A value in units of 2^-20 ADU, truncated toward zero: the sum of such
+ * integers does not depend on the order it is taken in. */
+static inline CC__HD int64_t pixel_fixed(real value)
+{
+    return (int64_t)(value * (real)1048576);
+}
+
+/* The common mode of a region from the fixed-point sum of its n quiet
+ * pixels' values: the mean in double, then one rounding to real. */
+static inline CC__HD real common_mode_of(int64_t sum, uint64_t n)
+{
+    return (real)((double)sum / (double)n * (1.0 / 1048576));
+}
+
 /* v = y - r, the pedestal-subtracted value, from y and r. */
 static inline CC__HD real pixel_value_from_offset(real y, real r)
 {

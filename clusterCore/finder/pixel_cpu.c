@@ -59,11 +59,135 @@ void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
     }
 }
 
-/* Writes rows [row0, row1) of the frame's subtracted values: v = (x - X0)
- * - r, and hmax, the running max(0, v) over Nx cells. Cells outside the
- * frame are 0, which is exactly the spec's "skipped in sums and maxima, 0
- * in the emitted cluster": the padding rows and columns are never
- * written. Masked pixels are written as 0 for the same reason. */
+void PRECISION_FN(cc__pedestal_reference)(struct cc__pedestal *pedestal)
+{
+    const real *s = pedestal->s, *s2 = pedestal->s2;
+    real *offset = pedestal->reference_offset, *rms = pedestal->reference_rms;
+    const real n = (real)pedestal->window;
+    for (size_t p = 0; p < pedestal->pixels; p++) {
+        real s2_mean;
+        offset[p] = pixel_offset(s[p], n);
+        rms[p] = pixel_rms_from_offset(offset[p], s2[p], n, &s2_mean);
+    }
+}
+
+/* Whether every in-frame cell of the 3 x 3 around (row, col) is calm. */
+static bool neighbourhood_calm(const uint8_t *calm, uint32_t rows,
+                               uint32_t cols, uint32_t row, uint32_t col)
+{
+    uint32_t r0 = row > 0 ? row - 1 : 0, r1 = row + 1 < rows ? row + 1 : row;
+    uint32_t c0 = col > 0 ? col - 1 : 0, c1 = col + 1 < cols ? col + 1 : col;
+    for (uint32_t r = r0; r <= r1; r++)
+        for (uint32_t c = c0; c <= c1; c++)
+            if (!calm[(size_t)r * cols + c])
+                return false;
+    return true;
+}
+
+/* v against the reference, x - X0 - r_ref (docs/spec.md §8.2). */
+static inline real reference_value(const struct cc__common_mode_job *job,
+                                   const uint16_t *frame, size_t p)
+{
+    const struct cc__pedestal *pedestal = job->pedestal;
+    return pixel_value_from_offset(
+        pixel_y(frame[p], job->adc_mask, pedestal->baseline[p]),
+        ((const real *)pedestal->reference_offset)[p]);
+}
+
+/* The median, in whole ADU, of the region's unmasked values against the
+ * reference, each rounded and clamped to +-CC__CENTRE_RANGE: where the
+ * quiet pixels are looked for. 0 without unmasked pixels. */
+static int32_t region_centre(const struct cc__common_mode_job *job,
+                             const uint16_t *frame, uint32_t region,
+                             uint32_t *histogram)
+{
+    const struct cc__regions *regions = &job->regions;
+    const uint8_t *masked = job->pedestal->mask;
+    uint32_t row0, row1, col0, col1;
+    cc__region_rectangle(regions, region, &row0, &row1, &col0, &col1);
+    memset(histogram, 0, CC__CENTRE_BINS * sizeof *histogram);
+    uint64_t unmasked = 0;
+    for (uint32_t row = row0; row < row1; row++)
+        for (uint32_t col = col0; col < col1; col++) {
+            size_t p = (size_t)row * regions->cols + col;
+            if (masked[p])
+                continue;
+            histogram[cc__centre_bin(
+                pixel_round(reference_value(job, frame, p)))]++;
+            unmasked++;
+        }
+    uint64_t below = 0, half = (unmasked + 1) / 2;
+    for (uint32_t bin = 0; unmasked > 0 && bin < CC__CENTRE_BINS; bin++) {
+        below += histogram[bin];
+        if (below >= half)
+            return (int32_t)bin - CC__CENTRE_RANGE;
+    }
+    return 0;
+}
+
+void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
+                                         const uint16_t *frame,
+                                         struct cc__common_mode_scratch *scratch,
+                                         void *values, uint8_t *estimated)
+{
+    const struct cc__pedestal *pedestal = job->pedestal;
+    const struct cc__regions *regions = &job->regions;
+    const real *rms = pedestal->reference_rms;
+    const uint8_t *masked = pedestal->mask;
+    const real nsigma = (real)job->nsigma;
+    int32_t *centre = scratch->centre;
+    uint8_t *calm = scratch->calm;
+    for (uint32_t region = 0; region < regions->count; region++)
+        centre[region] = region_centre(job, frame, region, scratch->histogram);
+    for (uint32_t row = 0; row < regions->rows; row++)
+        for (uint32_t x0 = 0, end; x0 < regions->cols; x0 = end) {
+            end = cc__region_run_end(regions, x0);
+            real c0 = (real)centre[cc__region_of(regions, row, x0)];
+            for (size_t p = (size_t)row * regions->cols + x0;
+                 p < (size_t)row * regions->cols + end; p++)
+                calm[p] = masked[p] ||
+                          pixel_calm(reference_value(job, frame, p) - c0,
+                                     rms[p], nsigma);
+        }
+    for (uint32_t region = 0; region < regions->count; region++) {
+        uint32_t row0, row1, col0, col1;
+        cc__region_rectangle(regions, region, &row0, &row1, &col0, &col1);
+        int64_t sum = 0;
+        uint64_t quiet = 0, unmasked = 0;
+        for (uint32_t row = row0; row < row1; row++)
+            for (uint32_t col = col0; col < col1; col++) {
+                size_t p = (size_t)row * regions->cols + col;
+                if (masked[p])
+                    continue;
+                unmasked++;
+                if (!neighbourhood_calm(calm, regions->rows, regions->cols,
+                                        row, col))
+                    continue;
+                quiet++;
+                sum += pixel_fixed(reference_value(job, frame, p));
+            }
+        bool enough = cc__common_mode_enough(quiet, unmasked);
+        ((real *)values)[region] = enough ? common_mode_of(sum, quiet) : 0;
+        estimated[region] = enough;
+    }
+}
+
+/* The common mode (docs/spec.md §8) of region `region` of the job's
+ * frame: 0 when the correction is off. */
+static inline real region_common_mode(const struct cc__frame_job *job,
+                                      uint32_t region)
+{
+    return job->common_mode != NULL
+               ? ((const real *)job->common_mode)[region]
+               : (real)0;
+}
+
+/* Writes rows [row0, row1) of the frame's subtracted values: v = (x - X0
+ * - c) - r, and hmax, the running max(0, v) over Nx cells. Cells outside
+ * the frame are 0, which is exactly the spec's "skipped in sums and
+ * maxima, 0 in the emitted cluster": the padding rows and columns are
+ * never written. Masked pixels are written as 0 for the same reason. A
+ * row is taken in runs of columns that share a common mode c. */
 ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
                               uint32_t row0, uint32_t row1)
 {
@@ -79,9 +203,18 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
         const real *restrict s = (const real *)job->s_in + first;
         real *restrict v = (real *)job->v + (row + job->half_y) * width;
         real *restrict v_cols = v + job->half_x;
-        for (size_t ix = 0; ix < cols; ix++)
-            v_cols[ix] = pixel_unless_masked(
-                pixel_value(x[ix], mask, baseline[ix], s[ix], n), masked[ix]);
+        for (uint32_t x0 = 0, end; x0 < cols; x0 = end) {
+            end = cc__region_run_end(&job->regions, x0);
+            real c = region_common_mode(
+                job, cc__region_of(&job->regions, (uint32_t)row, x0));
+            for (size_t ix = x0; ix < end; ix++)
+                v_cols[ix] = pixel_unless_masked(
+                    pixel_value_from_offset(
+                        pixel_y_corrected(pixel_y(x[ix], mask, baseline[ix]),
+                                          c),
+                        pixel_offset(s[ix], n)),
+                    masked[ix]);
+        }
         real *restrict hmax = (real *)job->hmax + (row + job->half_y) * cols;
         for (size_t ix = 0; ix < cols; ix++)
             hmax[ix] = 0;
@@ -144,6 +277,7 @@ struct thresholds {
     real nsigma;   /* rounded to P once */
     real c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, then rounded to P */
     uint16_t adc_mask;
+    real common_mode; /* of the run of columns being decided */
 };
 
 /* docs/spec.md §3 for cols pixels of a row: marks cluster centres in emit
@@ -169,7 +303,8 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
             masked[ix]);
         int quiet = flags / PIXEL_QUIET;
         emit[ix] = (uint8_t)(flags & PIXEL_EMIT);
-        real y = pixel_y(x[ix], t.adc_mask, baseline[ix]);
+        real y = pixel_y_corrected(pixel_y(x[ix], t.adc_mask, baseline[ix]),
+                                   t.common_mode);
         s_out[ix] = pixel_next_s(s_in[ix], v[ix], quiet);
         s2_out[ix] = pixel_next_s2(s2_in[ix], y, s2_mean, quiet);
     }
@@ -180,19 +315,25 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
 {
     const size_t width = job->cols + 2 * (size_t)job->half_x;
     const size_t first = iy * job->cols;
-    const struct thresholds t = {.n = (real)job->window,
-                                 .nsigma = (real)job->nsigma,
-                                 .c3nsigma = (real)job->c3nsigma,
-                                 .adc_mask = job->adc_mask};
+    struct thresholds t = {.n = (real)job->window,
+                           .nsigma = (real)job->nsigma,
+                           .c3nsigma = (real)job->c3nsigma,
+                           .adc_mask = job->adc_mask};
     const real *v =
         (const real *)job->v + (iy + job->half_y) * width + job->half_x;
-    decide_pixels(job->cols, t, job->frame + first, job->baseline + first,
-                  job->pixel_mask + first, v,
-                  worker->wmax, worker->total,
-                  (const real *)job->s_in + first,
-                  (const real *)job->s2_in + first,
-                  (real *)job->s_out + first, (real *)job->s2_out + first,
-                  worker->emit);
+    for (uint32_t x0 = 0, end; x0 < job->cols; x0 = end) {
+        end = cc__region_run_end(&job->regions, x0);
+        t.common_mode = region_common_mode(
+            job, cc__region_of(&job->regions, (uint32_t)iy, x0));
+        size_t at = first + x0;
+        decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
+                      job->pixel_mask + at, v + x0, (real *)worker->wmax + x0,
+                      (real *)worker->total + x0,
+                      (const real *)job->s_in + at,
+                      (const real *)job->s2_in + at,
+                      (real *)job->s_out + at, (real *)job->s2_out + at,
+                      worker->emit + x0);
+    }
 }
 
 /* Copies the marked centres of row iy into list. About 1 pixel in 70 is

@@ -26,7 +26,9 @@ enum stream {
     STREAM_DARK_NOISE,
     STREAM_PHOTON_COUNT,
     STREAM_PHOTONS,
-    STREAM_DEFECTS /* new streams go last: the others keep their numbers */
+    STREAM_DEFECTS, /* new streams go last: the others keep their numbers */
+    STREAM_COMMON_MODE,     /* data frames' offsets */
+    STREAM_DARK_COMMON_MODE /* dark frames' */
 };
 
 struct cc_simulator {
@@ -68,6 +70,8 @@ void cc_simulator_config_init(cc_simulator_config *config)
         .pattern_period = 1.0,
         .pattern_spokes = 36,
         .hot_noise = 2000.0,
+        .common_mode = CC_COMMON_MODE_NONE,
+        .common_mode_rms = 0.0,
     };
 }
 
@@ -165,6 +169,13 @@ int cc_simulator_config_check(const cc_simulator_config *config,
         return cc__message(message, CC_EINVAL,
                            "hot_noise %g ADU must be finite and non-negative",
                            c->hot_noise);
+    if (cc_common_mode_name(c->common_mode) == NULL ||
+        !finite_at_least(c->common_mode_rms, 0))
+        return cc__message(message, CC_EINVAL,
+                           "common mode %d with rms %g ADU: the mode must be "
+                           "none, supercolumn, row or half and the rms "
+                           "finite and non-negative",
+                           (int)c->common_mode, c->common_mode_rms);
     return CC_OK;
 }
 
@@ -385,6 +396,40 @@ static void deposit(const cc_simulator_config *c, const cc_photon *photon,
     }
 }
 
+/* Frame k's common-mode offset of a region, ADU: the region-th normal of
+ * the frame's stream, so that a pixel's offset needs no table. */
+static double common_mode_offset(const cc_simulator_config *c, bool dark,
+                                 uint64_t k, uint32_t region)
+{
+    uint64_t key = cc__random_key(
+        c->seed, dark ? STREAM_DARK_COMMON_MODE : STREAM_COMMON_MODE, k);
+    double normal, unused;
+    cc__random_normal_pair(cc__random_bits(key, region), &normal, &unused);
+    return c->common_mode_rms * normal;
+}
+
+static bool has_common_mode(const cc_simulator_config *c)
+{
+    return c->common_mode != CC_COMMON_MODE_NONE && c->common_mode_rms > 0;
+}
+
+/* Adds frame k's common mode to the charge of every pixel, a run of
+ * columns of one region at a time. */
+static void add_common_mode(const cc_simulator_config *c, bool dark,
+                            uint64_t k, double *charge)
+{
+    struct cc__regions regions =
+        cc__regions_of((int)c->common_mode, c->rows, c->cols);
+    for (uint32_t row = 0; row < c->rows; row++)
+        for (uint32_t x0 = 0, end; x0 < c->cols; x0 = end) {
+            end = cc__region_run_end(&regions, x0);
+            double offset = common_mode_offset(
+                c, dark, k, cc__region_of(&regions, row, x0));
+            for (uint32_t col = x0; col < end; col++)
+                charge[(size_t)row * c->cols + col] += offset;
+        }
+}
+
 /* Dark level + noise (+ charge), rounded half up and clipped to the ADC. */
 static void render(const cc_simulator *simulator, uint32_t stream, uint64_t k,
                    const double *charge, uint16_t *frame)
@@ -436,11 +481,19 @@ static void render_task(void *context, unsigned thread)
     double *charge = simulator->charge + (size_t)thread * pixels;
     for (size_t i = thread; i < job->n_frames; i += simulator->threads) {
         uint16_t *frame = job->frames + i * pixels;
+        bool common_mode = has_common_mode(&simulator->config);
+        if (common_mode) {
+            memset(charge, 0, pixels * sizeof *charge);
+            add_common_mode(&simulator->config, job->truth == NULL,
+                            job->first + i, charge);
+        }
         if (job->truth == NULL) {
-            render(simulator, STREAM_DARK_NOISE, job->first + i, NULL, frame);
+            render(simulator, STREAM_DARK_NOISE, job->first + i,
+                   common_mode ? charge : NULL, frame);
             continue;
         }
-        memset(charge, 0, pixels * sizeof *charge);
+        if (!common_mode)
+            memset(charge, 0, pixels * sizeof *charge);
         cc_frame_truth photons;
         cc_truth_frame(job->truth, i, &photons);
         for (uint32_t j = 0; j < photons.count; j++)

@@ -44,7 +44,7 @@ class Config(ctypes.Structure):
                 ("adc_mask", c_uint16), ("precision", c_int),
                 ("backend", c_int), ("threads", c_uint32),
                 ("max_clusters", c_uint32), ("streams", c_uint32),
-                ("mask_rms_factor", c_double)]
+                ("mask_rms_factor", c_double), ("common_mode", c_int)]
 
 
 class FrameClusters(ctypes.Structure):
@@ -52,6 +52,12 @@ class FrameClusters(ctypes.Structure):
                 ("dropped", c_uint32), ("size_x", c_uint32),
                 ("size_y", c_uint32), ("x", P(c_uint16)),
                 ("y", P(c_uint16)), ("values", P(c_int32))]
+
+
+class CommonModeRegion(ctypes.Structure):
+    _fields_ = [("frames_estimated", c_uint64),
+                ("frames_unestimated", c_uint64), ("mean", c_double),
+                ("rms", c_double), ("last", c_double)]
 
 
 class FinderStats(ctypes.Structure):
@@ -126,7 +132,8 @@ class SimulatorConfig(ctypes.Structure):
                 ("adc_max", c_uint16), ("threads", c_uint32),
                 ("pattern", c_int), ("pattern_period", c_double),
                 ("pattern_spokes", c_uint32), ("hot_pixels", c_uint32),
-                ("dead_pixels", c_uint32), ("hot_noise", c_double)]
+                ("dead_pixels", c_uint32), ("hot_noise", c_double),
+                ("common_mode", c_int), ("common_mode_rms", c_double)]
 
 
 class Photon(ctypes.Structure):
@@ -171,6 +178,8 @@ PROTOTYPES = {
     "cc_finder_set_config": (c_int, [c_void_p, P(Config)]),
     "cc_finder_get_stats": (c_int, [c_void_p, P(FinderStats)]),
     "cc_finder_reset": (None, [c_void_p]),
+    "cc_common_mode_regions": (c_uint32, [P(Config)]),
+    "cc_finder_common_mode": (c_int, [c_void_p, c_void_p, c_uint32]),
     "cc_finder_train": (c_int, [c_void_p, c_void_p, c_size_t]),
     "cc_finder_finish_training": (c_int, [c_void_p]),
     "cc_finder_process": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_void_p]),

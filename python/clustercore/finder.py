@@ -8,11 +8,19 @@ import numpy
 from . import _library as C
 from ._library import check, library
 
-__all__ = ["Finder", "Clusters", "cluster_dtype", "BACKENDS", "PRECISIONS"]
+__all__ = ["Finder", "Clusters", "cluster_dtype", "BACKENDS", "PRECISIONS",
+           "COMMON_MODES", "COMMON_MODE_DTYPE"]
 
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 PRECISIONS = {"float": 0, "double": 1}
-_NAMES = {"backend": BACKENDS, "precision": PRECISIONS}
+COMMON_MODES = {"none": 0, "supercolumn": 1, "row": 2, "half": 3}
+_NAMES = {"backend": BACKENDS, "precision": PRECISIONS,
+          "common_mode": COMMON_MODES}
+# One common-mode region's figures since the reset (docs/spec.md §8).
+COMMON_MODE_DTYPE = numpy.dtype([("frames_estimated", "<u8"),
+                                 ("frames_unestimated", "<u8"),
+                                 ("mean", "<f8"), ("rms", "<f8"),
+                                 ("last", "<f8")])
 
 
 def cluster_dtype(size_x, size_y):
@@ -189,6 +197,17 @@ class Finder(C.Owned):
         self._check(self._lib.cc_finder_get_stats(self.handle, ctypes.byref(stats)))
         out = C.as_dict(stats)
         out["state"] = ("training", "ready")[out["state"]]
+        return out
+
+    def common_mode(self):
+        """Each common-mode region's figures since the reset, in ADU: a
+        COMMON_MODE_DTYPE array (empty when the correction is off)."""
+        config = C.Config()
+        self._check(self._lib.cc_finder_get_config(self.handle, ctypes.byref(config)))
+        n = self._lib.cc_common_mode_regions(ctypes.byref(config))
+        out = numpy.zeros(n, COMMON_MODE_DTYPE)
+        self._check(self._lib.cc_finder_common_mode(
+            self.handle, out.ctypes.data_as(ctypes.c_void_p), n))
         return out
 
     def reset(self):

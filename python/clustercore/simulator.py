@@ -13,7 +13,8 @@ __all__ = ["Simulator", "PHOTON_DTYPE"]
 PHOTON_DTYPE = numpy.dtype([("frame", "<u8"), ("x", "<f8"), ("y", "<f8"),
                             ("energy_kev", "<f8"), ("line", "<u4")])
 _ENUMS = {"beam": {"uniform": 0, "spot": 1},
-          "pattern": {"none": 0, "slits": 1, "grid": 2, "star": 3}}
+          "pattern": {"none": 0, "slits": 1, "grid": 2, "star": 3},
+          "common_mode": {"none": 0, "supercolumn": 1, "row": 2, "half": 3}}
 
 
 class Simulator(C.Owned):

@@ -212,3 +212,24 @@ def test_no_leak_over_10000_calls(trained):
     calls(9000)
     grown = memory_in_use() - before
     assert grown < 1 << 20, "%d bytes more after 9,000 more calls" % grown
+
+
+def test_common_mode_keyword_and_figures():
+    """common_mode takes the library's names, and the figures come back
+    per region: a simulated 30 ADU common mode is seen in every region."""
+    sim = clustercore.Simulator(rows=50, cols=50, flux=20, seed=3,
+                                common_mode="supercolumn", common_mode_rms=30)
+    finder = clustercore.Finder(50, 50, pedestal_frames=40, backend="cpu",
+                                common_mode="supercolumn")
+    assert finder.settings["common_mode"] == "supercolumn"
+    finder.train(sim.dark_frames(40))
+    finder.process(sim.frames(20))
+    regions = finder.common_mode()
+    assert regions.dtype == clustercore.COMMON_MODE_DTYPE
+    assert len(regions) == 4  # two supercolumns a half
+    assert (regions["frames_estimated"] == 20).all()
+    assert (regions["rms"] > 10).all()
+    plain = clustercore.Finder(50, 50, backend="cpu")
+    assert len(plain.common_mode()) == 0
+    with pytest.raises(ValueError, match="common_mode"):
+        clustercore.Finder(50, 50, common_mode="column")
