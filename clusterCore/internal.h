@@ -21,7 +21,7 @@
 #ifndef CC__HD
 #define CC__HD
 #endif
-#include "finder/common_mode_regions.h"
+#include "common_mode_regions.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "libclustercore reads and writes little-endian files in host order"

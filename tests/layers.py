@@ -26,7 +26,8 @@ top = sys.argv[1]
 include = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 epics = re.compile(r"^(epics|asyn|ND|AD[A-Z]|iocsh|db[A-Z]|dbAccess|registry|"
                    r"errlog|cantProceed|ellLib|alarm|recGbl|shareLib|osi)")
-shared_core = {"clustercore.h", "internal.h", "cluster_arithmetic.h", "config.h"}
+shared_core = {"clustercore.h", "internal.h", "cluster_arithmetic.h",
+               "common_mode_regions.h", "config.h"}
 public_only = {"NDPluginClusterCUDA", "moenchSource", "tools", "examples"}
 internal_allowed = {"tools/clusterbench.c"}
 # The CUDA kernels share the CPU's per-pixel formulas (one file, so that
