@@ -365,6 +365,13 @@ int cc_finder_get_stats(const cc_finder *finder, cc_finder_stats *stats)
     return CC_OK;
 }
 
+/* The common-mode figures start again, with the counts (docs/spec.md §8.5). */
+static void clear_tally(cc_finder *finder)
+{
+    if (finder->tally != NULL)
+        memset(finder->tally, 0, finder->regions.count * sizeof *finder->tally);
+}
+
 void cc_finder_reset(cc_finder *finder)
 {
     if (finder == NULL)
@@ -372,8 +379,7 @@ void cc_finder_reset(cc_finder *finder)
     finder->host_state_stale = false;
     cc__pedestal_reset(&finder->pedestal, finder->config.pedestal_frames);
     finder->counts = (cc_finder_stats){0};
-    if (finder->tally != NULL)
-        memset(finder->tally, 0, finder->regions.count * sizeof *finder->tally);
+    clear_tally(finder);
     finder->last_error[0] = '\0';
 }
 
@@ -829,9 +835,7 @@ int cc_finder_load_pedestal(cc_finder *finder, const char *path)
         rc = publish_state(finder);
         if (rc == CC_OK) {
             finder->counts = (cc_finder_stats){0};
-            if (finder->tally != NULL)
-                memset(finder->tally, 0,
-                       finder->regions.count * sizeof *finder->tally);
+            clear_tally(finder);
             finder->host_state_stale = false;
         } else { /* the GPU kept the old state: keep the old pedestal */
             cc__pedestal_swap(&finder->pedestal, &loaded);
