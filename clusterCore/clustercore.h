@@ -117,8 +117,8 @@ typedef struct cc_config {
                                  the pedestal becomes ready, pixels whose
                                  rms is 0 or above k * median(rms) are
                                  masked; 0 = off (default), else >= 1 */
-    cc_common_mode common_mode; /* default CC_COMMON_MODE_NONE; the CPU
-                                   backend only, so far */
+    cc_common_mode common_mode; /* default CC_COMMON_MODE_NONE
+                                   (docs/spec.md §8) */
 } cc_config;
 
 /* Fills *config with the defaults above; rows and cols are left 0. */

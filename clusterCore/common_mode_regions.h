@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common_mode_regions.h: which common-mode region a pixel belongs to
- * (docs/spec.md §8.1), shared by the host code and the backends. The
- * includer defines CC__HD (empty in C) and has <stdint.h>.
+ * (docs/spec.md §8.1) and the estimate's integer rules (§8.2), shared by
+ * the host code and the backends. The includer defines CC__HD (empty in
+ * C) and has <stdint.h> and <stdbool.h>.
  */
 #ifndef CLUSTERCORE_COMMON_MODE_REGIONS_H
 #define CLUSTERCORE_COMMON_MODE_REGIONS_H
@@ -70,6 +71,40 @@ static inline CC__HD void cc__region_rectangle(const struct cc__regions *r,
                     ? *col0 + CC__SUPERCOLUMN_WIDTH
                     : r->cols;
     }
+}
+
+/* docs/spec.md §8.2: whether every in-frame cell of the 3 x 3 around
+ * (row, col) is calm (calm: a byte a pixel of the frame). */
+static inline CC__HD bool cc__neighbourhood_calm(const uint8_t *calm,
+                                                 uint32_t rows, uint32_t cols,
+                                                 uint32_t row, uint32_t col)
+{
+    uint32_t r0 = row > 0 ? row - 1 : 0, r1 = row + 1 < rows ? row + 1 : row;
+    uint32_t c0 = col > 0 ? col - 1 : 0, c1 = col + 1 < cols ? col + 1 : col;
+    for (uint32_t r = r0; r <= r1; r++)
+        for (uint32_t c = c0; c <= c1; c++)
+            if (!calm[(size_t)r * cols + c])
+                return false;
+    return true;
+}
+
+/* docs/spec.md §8.2: the centre the quiet pixels are looked around is a
+ * median over whole ADU in [-CC__CENTRE_RANGE, CC__CENTRE_RANGE]. */
+enum { CC__CENTRE_RANGE = 1024, CC__CENTRE_BINS = 2 * CC__CENTRE_RANGE + 1 };
+static inline CC__HD uint32_t cc__centre_bin(int32_t value)
+{
+    return value < -CC__CENTRE_RANGE ? 0
+           : value > CC__CENTRE_RANGE
+               ? CC__CENTRE_BINS - 1
+               : (uint32_t)(value + CC__CENTRE_RANGE);
+}
+
+/* docs/spec.md §8.2: a region is estimated when at least a quarter of its
+ * unmasked pixels, and at least one, are quiet. */
+static inline CC__HD bool cc__common_mode_enough(uint64_t quiet,
+                                                 uint64_t unmasked)
+{
+    return quiet > 0 && 4 * quiet >= unmasked;
 }
 
 #endif

@@ -242,30 +242,12 @@ struct cc__common_mode_job {
     double nsigma;
 };
 
-/* docs/spec.md §8.2: the centre the quiet pixels are looked around is a
- * median over whole ADU in [-CC__CENTRE_RANGE, CC__CENTRE_RANGE]. */
-enum { CC__CENTRE_RANGE = 1024, CC__CENTRE_BINS = 2 * CC__CENTRE_RANGE + 1 };
-static inline uint32_t cc__centre_bin(int32_t value)
-{
-    return value < -CC__CENTRE_RANGE ? 0
-           : value > CC__CENTRE_RANGE
-               ? CC__CENTRE_BINS - 1
-               : (uint32_t)(value + CC__CENTRE_RANGE);
-}
-
 /* A thread's scratch for the common mode of a frame. */
 struct cc__common_mode_scratch {
     uint8_t *calm;        /* a byte a pixel */
     int32_t *centre;      /* a region's median */
     uint32_t *histogram;  /* CC__CENTRE_BINS */
 };
-
-/* docs/spec.md §8.2: a region is estimated when at least a quarter of its
- * unmasked pixels, and at least one, are quiet. */
-static inline bool cc__common_mode_enough(uint64_t quiet, uint64_t unmasked)
-{
-    return quiet > 0 && 4 * quiet >= unmasked;
-}
 
 #define CC__DECLARE_PRECISION(real)                                          \
     /* Writes rows [row0, row1) of job->v and job->hmax. */                  \
@@ -450,10 +432,12 @@ int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
 /* Copies the GPU's committed state into pedestal's s and s2. */
 int cc__cuda_download(struct cc__cuda *cuda, struct cc__pedestal *pedestal,
                       char *message);
+/* As cc__cpu_process, common_mode and estimated included. */
 int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                      const struct cc__frames *frames, const uint64_t *numbers,
                      uint64_t first_number, size_t n_frames,
-                     cc_clusters *out, char *message);
+                     cc_clusters *out, void *common_mode,
+                     uint8_t *estimated, char *message);
 
 /* After cc__cuda_process failed under CC_BACKEND_AUTO: which frames of
  * the batch the GPU's image holds (1) and which it does not (0), so that

@@ -6,7 +6,8 @@
  * launch, batch sizes from 1 to 100 and frame sizes that are and are not
  * multiples of a tile; the bad-pixel mask and the interpolated image; and
  * GPU failures planted with CC_CUDA_FAULT, survived or reported; a pixel
- * whose decision turns on one rounding of its noise.
+ * whose decision turns on one rounding of its noise; common mode, with
+ * its per-region figures.
  * Exits 77 (Automake's SKIP) with the reason when no GPU answers.
  * CC_GPU_TEST_FRAMES shortens the runs (for compute-sanitizer).
  */
@@ -38,15 +39,14 @@ struct pool {
     uint16_t *dark, *frames; /* frames is page-locked */
 };
 
-static struct pool make_pool(uint32_t rows, uint32_t cols, uint32_t photons)
+static struct pool make_pool_of(const cc_simulator_config *model)
 {
-    struct pool pool = {rows, cols, (size_t)rows * cols, NULL, NULL};
+    struct pool pool = {model->rows, model->cols,
+                        (size_t)model->rows * model->cols, NULL, NULL};
     pool.dark = malloc(DARK * pool.pixels * sizeof *pool.dark);
     pool.frames = cc_host_alloc(POOL * pool.pixels * sizeof *pool.frames);
     ck_assert(pool.dark != NULL && pool.frames != NULL);
-    cc_simulator_config model = test_simulator_config(rows, cols, 77, photons);
-    model.threads = 0;
-    cc_simulator *simulator = test_simulator(&model);
+    cc_simulator *simulator = test_simulator(model);
     ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, pool.dark),
                      CC_OK);
     ck_assert_int_eq(cc_simulator_frames(simulator, DARK, POOL, pool.frames,
@@ -54,6 +54,13 @@ static struct pool make_pool(uint32_t rows, uint32_t cols, uint32_t photons)
                      CC_OK);
     cc_simulator_destroy(simulator);
     return pool;
+}
+
+static struct pool make_pool(uint32_t rows, uint32_t cols, uint32_t photons)
+{
+    cc_simulator_config model = test_simulator_config(rows, cols, 77, photons);
+    model.threads = 0;
+    return make_pool_of(&model);
 }
 
 static void free_pool(struct pool *pool)
@@ -101,6 +108,40 @@ static void assert_same_pedestal(cc_finder *want, cc_finder *got,
                                              scratch + 3 * pixels),
                      CC_OK);
     ck_assert_mem_eq(scratch + 2 * pixels, scratch, 2 * pixels * sizeof *scratch);
+}
+
+/* The common-mode figures of every region (docs/spec.md §8), byte for
+ * byte; none when the correction is off. */
+static void assert_same_common_mode(const cc_finder *want,
+                                    const cc_finder *got,
+                                    const cc_config *config)
+{
+    uint32_t n = cc_common_mode_regions(config);
+    cc_common_mode_region *a = calloc(n + 1, sizeof *a);
+    cc_common_mode_region *b = calloc(n + 1, sizeof *b);
+    ck_assert(a != NULL && b != NULL);
+    ck_assert_int_eq(cc_finder_common_mode(want, a, n), CC_OK);
+    ck_assert_int_eq(cc_finder_common_mode(got, b, n), CC_OK);
+    ck_assert_mem_eq(b, a, n * sizeof *a);
+    free(a);
+    free(b);
+}
+
+/* Frames estimated and not, over all regions. */
+static void common_mode_frames(const cc_finder *finder,
+                               const cc_config *config, uint64_t *estimated,
+                               uint64_t *unestimated)
+{
+    uint32_t n = cc_common_mode_regions(config);
+    cc_common_mode_region *regions = calloc(n + 1, sizeof *regions);
+    ck_assert_ptr_nonnull(regions);
+    ck_assert_int_eq(cc_finder_common_mode(finder, regions, n), CC_OK);
+    *estimated = *unestimated = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        *estimated += regions[r].frames_estimated;
+        *unestimated += regions[r].frames_unestimated;
+    }
+    free(regions);
 }
 
 /* Runs n_frames through a CPU finder and GPUS CUDA finders with the given
@@ -169,6 +210,7 @@ static void lockstep(const struct pool *pool, cc_config config,
             ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu[g]));
             assert_same_clusters(want, got);
             assert_same_pedestal(cpu, gpu[g], pool->pixels, scratch);
+            assert_same_common_mode(cpu, gpu[g], &config);
         }
         done += n;
     }
@@ -177,13 +219,25 @@ static void lockstep(const struct pool *pool, cc_config config,
     ck_assert_uint_eq(stats.frames_processed, n_frames);
     ck_assert_uint_gt(stats.clusters, 0);
     printf("  %ux%u, %ux%u clusters, %s: %u frames, %llu clusters "
-           "identical on CPU and GPU (streams %u %u %u %u)%s\n",
+           "identical on CPU and GPU (streams %u %u %u %u)%s",
            pool->rows, pool->cols, config.cluster_size_x,
            config.cluster_size_y,
            config.precision == CC_PRECISION_DOUBLE ? "double" : "float",
            n_frames, (unsigned long long)stats.clusters, streams[0],
            streams[1], streams[2], streams[3],
            masks != NULL ? ", masked" : "");
+    if (config.common_mode != CC_COMMON_MODE_NONE) {
+        uint64_t estimated, unestimated;
+        common_mode_frames(cpu, &config, &estimated, &unestimated);
+        printf(", common mode %s: %llu region-frames estimated, %llu not",
+               cc_common_mode_name(config.common_mode),
+               (unsigned long long)estimated,
+               (unsigned long long)unestimated);
+        /* identical_common_mode floods a region of some frames. */
+        ck_assert_uint_gt(estimated, 0);
+        ck_assert_uint_gt(unestimated, 0);
+    }
+    printf("\n");
     free(pageable);
     free(scratch);
     cc_clusters_destroy(want);
@@ -274,6 +328,55 @@ START_TEST(identical_with_mask)
     }
     cc_config config = config_for(&pool, _i);
     config.mask_rms_factor = 1.4; /* noise is 15..50 ADU: about a sixth */
+    lockstep(&pool, config, frames_to_run(600), streams, tunings,
+             (const uint8_t *const *)masks);
+    free(masks[0]);
+    free(masks[1]);
+    free_pool(&pool);
+}
+END_TEST
+
+/* Common mode (docs/spec.md §8) for each kind of region, 3x3 and 9x9,
+ * float and double: 30 ADU of it simulated, masked pixels on the regions'
+ * edges, a mask changed while processing, and every 16th frame with one
+ * region flooded with charge, too few of whose pixels are then quiet. */
+START_TEST(identical_common_mode)
+{
+    static const uint32_t streams[GPUS] = {1, 2, 3, 8};
+    static const struct cc__cuda_tuning tunings[GPUS] = {
+        {0, 0, 0, 0, 0, 0}, {9, 4, 3, 64, 96, 0}, {1, 1, 8, 128, 256, 0},
+        {40, 16, 1, 64, 32, 0}};
+    const cc_common_mode mode = (cc_common_mode)(1 + _i % 3);
+    cc_simulator_config model = test_simulator_config(160, 400, 77, 930);
+    model.threads = 0;
+    model.common_mode = mode;
+    model.common_mode_rms = 30;
+    struct pool pool = make_pool_of(&model);
+    struct cc__regions regions = cc__regions_of((int)mode, pool.rows,
+                                                pool.cols);
+    uint32_t row0, row1, col0, col1;
+    cc__region_rectangle(&regions, regions.count / 2 + 1, &row0, &row1, &col0,
+                         &col1);
+    for (size_t k = 5; k < POOL; k += 16)
+        for (uint32_t row = row0; row < row1; row++)
+            for (uint32_t col = col0; col < col1; col++)
+                pool.frames[k * pool.pixels + (size_t)row * pool.cols + col] +=
+                    3000;
+    uint8_t *masks[2];
+    for (int m = 0; m < 2; m++) {
+        masks[m] = malloc(pool.pixels);
+        ck_assert_ptr_nonnull(masks[m]);
+        for (size_t p = 0; p < pool.pixels; p++) {
+            size_t row = p / pool.cols, col = p % pool.cols;
+            bool scattered = (p * 2654435761u + (size_t)m * 977) % 47 == 0;
+            bool supercolumn_edge = col % 25 == (m == 0 ? 24 : 0);
+            bool half_edge = row == pool.rows / 2 - (size_t)m;
+            masks[m][p] = scattered || (supercolumn_edge && row % 3 == 0) ||
+                          (half_edge && col % 2 == 0);
+        }
+    }
+    cc_config config = config_for(&pool, _i % 4);
+    config.common_mode = mode;
     lockstep(&pool, config, frames_to_run(600), streams, tunings,
              (const uint8_t *const *)masks);
     free(masks[0]);
@@ -902,6 +1005,8 @@ int main(void)
                         CC__COPIES_BATCHED + 1);
     TCase *rounding = tcase_create("rounding");
     tcase_add_loop_test(rounding, noise_rounded_once, 0, 2);
+    TCase *common = tcase_create("common");
+    tcase_add_loop_test(common, identical_common_mode, 0, 6);
     TCase *faults = tcase_create("faults");
     tcase_add_loop_test(faults, fault_auto_falls_back, 0, 2);
     tcase_add_test(faults, fault_auto_lost_retrains);
@@ -910,7 +1015,8 @@ int main(void)
     /* Their CUDA calls fail on purpose: compute-sanitizer runs them apart
      * (CK_EXCLUDE_TAGS=planted_faults). */
     tcase_set_tags(faults, "planted_faults");
-    TCase *cases[] = {full, odd, cap, masked, images, moves, rounding, faults};
+    TCase *cases[] = {full,  odd,      cap,    masked, images,
+                      moves, rounding, common, faults};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tcase_set_timeout(cases[i], 3600);
         suite_add_tcase(suite, cases[i]);

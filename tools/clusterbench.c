@@ -46,6 +46,7 @@ struct options {
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
     bool accumulators; /* also time the spectrum and the hit map */
     bool image;        /* the finder images as it finds (--image) */
+    cc_common_mode common_mode; /* --common-mode; none by default */
 };
 
 /* Frames in the kinds of memory a caller may hand over. */
@@ -96,7 +97,10 @@ static void usage(FILE *out)
             "  --cuda-shape STEPS,ROWS,COLS,THREADS[,CHUNK]\n"
             "                    CUDA frames a decide launch, tile, threads a\n"
             "                    block and frames a chunk (0: the backend's\n"
-            "                    choice, the default)\n");
+            "                    choice, the default)\n"
+            "  --common-mode MODE  none, supercolumn, row or half: the\n"
+            "                    finder corrects it, and the frames carry\n"
+            "                    30 ADU rms of it (default none)\n");
 }
 
 /* Seconds on a clock: CLOCK_MONOTONIC for wall time,
@@ -285,6 +289,7 @@ static int open_bench_finder(const struct options *options,
     config.streams = run->streams;
     config.pedestal_frames = work->dark_frames;
     config.backend = run->backend;
+    config.common_mode = options->common_mode;
     char message[CC_MESSAGE_SIZE];
     if (cc_finder_new(&bench->finder, &config, message) != CC_OK) {
         fprintf(stderr, "clusterbench: %s\n", message);
@@ -671,6 +676,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"copies", required_argument, NULL, 'L'},
         {"accumulators", no_argument, NULL, 'A'},
         {"image", no_argument, NULL, 'M'},
+        {"common-mode", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt;
@@ -714,6 +720,15 @@ static int parse_options(int argc, char **argv, struct options *options)
             break;
         case 'A': options->accumulators = true; break;
         case 'M': options->image = true; break;
+        case 'C': {
+            char message[CC_MESSAGE_SIZE];
+            if (cc_common_mode_parse(optarg, &options->common_mode,
+                                     message) != CC_OK) {
+                fprintf(stderr, "clusterbench: --common-mode: %s\n", message);
+                return -1;
+            }
+            break;
+        }
         case 'h': usage(stdout); exit(EXIT_SUCCESS);
         default: usage(stderr); return -1;
         }
@@ -747,6 +762,9 @@ static int make_workload(const struct options *options, struct workload *work)
     model.seed = 2026;
     model.flux = options->photons;
     model.threads = 0; /* frames are independent: use every CPU */
+    model.common_mode = options->common_mode;
+    model.common_mode_rms =
+        options->common_mode != CC_COMMON_MODE_NONE ? 30 : 0;
     char message[CC_MESSAGE_SIZE];
     cc_simulator *simulator;
     if (cc_simulator_new(&simulator, &model, message) != CC_OK) {

@@ -42,12 +42,19 @@ struct slot {
     uint16_t *cluster_x, *cluster_y; /* device: the chunk's clusters */
     int32_t *cluster_values;
     size_t cluster_capacity;
+    /* With common mode on (device): each frame's values per region, and
+     * a calm byte a pixel of each frame (docs/spec.md §8.2). */
+    void *common_mode;
+    uint8_t *calm;
 };
 
 /* The per-pixel planes a batch reads but does not change. */
 struct fixed_planes {
     uint16_t *baseline; /* X0 */
     uint8_t *mask;      /* docs/spec.md §7.1, 0 = good */
+    /* The common mode's reference r_ref and rms_ref (docs/spec.md §8.2),
+     * with common mode on. */
+    void *reference_offset, *reference_rms;
 };
 
 /* The interpolated image the GPU keeps (docs/spec.md §7.7). */
@@ -65,6 +72,7 @@ struct cc__cuda {
     int device;
     cc_precision precision;
     size_t pixels, real_size, bitmap_words;
+    cc__regions regions; /* of the common mode; count 0 when off */
     cudaStream_t compute, output, download;
     unsigned n_slots;
     struct slot slots[CC_STREAMS_MAX];
@@ -86,6 +94,10 @@ struct cc__cuda {
                                 than the kernel's work) */
     size_t totals_capacity;
     uint32_t *stored, *dropped; /* page-locked: per frame of a batch */
+    /* page-locked, with common mode on: per region of each frame of a
+     * batch, its value and whether it was estimated */
+    void *batch_common_mode;
+    uint8_t *batch_estimated;
     size_t frames_capacity;
     bool dirty; /* a failed batch may have left bitmaps or counts set */
     struct device_imaging *imaging; /* NULL: no imaging */
@@ -143,6 +155,8 @@ static void free_slot(struct slot *slot)
     cudaFree(slot->cluster_x);
     cudaFree(slot->cluster_y);
     cudaFree(slot->cluster_values);
+    cudaFree(slot->common_mode);
+    cudaFree(slot->calm);
     memset(slot, 0, sizeof *slot);
 }
 
@@ -170,10 +184,13 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
         cudaStreamDestroy(cuda->output);
     if (cuda->download != NULL)
         cudaStreamDestroy(cuda->download);
-    cudaFree(cuda->fixed.baseline);
-    cudaFree(cuda->fixed.mask);
-    cudaFree(cuda->fixed_spare.baseline);
-    cudaFree(cuda->fixed_spare.mask);
+    fixed_planes *planes[2] = {&cuda->fixed, &cuda->fixed_spare};
+    for (int k = 0; k < 2; k++) {
+        cudaFree(planes[k]->baseline);
+        cudaFree(planes[k]->mask);
+        cudaFree(planes[k]->reference_offset);
+        cudaFree(planes[k]->reference_rms);
+    }
     for (int b = 0; b < 3; b++)
         for (int f = 0; f < 2; f++)
             cudaFree(cuda->state[b][f]);
@@ -183,6 +200,8 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
     cudaFree(cuda->device_totals);
     cudaFreeHost(cuda->stored);
     cudaFreeHost(cuda->dropped);
+    cudaFreeHost(cuda->batch_common_mode);
+    cudaFreeHost(cuda->batch_estimated);
     free(cuda);
 }
 
@@ -278,6 +297,13 @@ static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
              "clearing centre bitmaps");
     CUDA_TRY(cudaMalloc(&slot->counts, frames * 4), "allocating counts");
     CUDA_TRY(cudaMemset(slot->counts, 0, frames * 4), "clearing counts");
+    if (cuda->regions.count > 0) {
+        CUDA_TRY(cudaMalloc(&slot->common_mode,
+                            frames * cuda->regions.count * cuda->real_size),
+                 "allocating the common mode");
+        CUDA_TRY(cudaMalloc(&slot->calm, frames * cuda->pixels),
+                 "allocating the common mode");
+    }
     return allocate_slot_clusters(cuda, slot, message);
 }
 
@@ -334,6 +360,14 @@ static int allocate_state(struct cc__cuda *cuda, char *message)
                  "allocating the pedestal");
         CUDA_TRY(cudaMalloc(&planes[k]->mask, cuda->pixels),
                  "allocating the pedestal");
+        if (cuda->regions.count == 0)
+            continue;
+        CUDA_TRY(cudaMalloc(&planes[k]->reference_offset,
+                            cuda->pixels * cuda->real_size),
+                 "allocating the common mode's reference");
+        CUDA_TRY(cudaMalloc(&planes[k]->reference_rms,
+                            cuda->pixels * cuda->real_size),
+                 "allocating the common mode's reference");
     }
     for (int b = 0; b < 3; b++)
         for (int f = 0; f < 2; f++)
@@ -354,6 +388,8 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
     cuda->pixels = (size_t)config->rows * config->cols;
     cuda->real_size = cc__precision_size(config->precision);
     cuda->bitmap_words = (cuda->pixels + 31) / 32;
+    cuda->regions = cc__regions_of((int)config->common_mode, config->rows,
+                                   config->cols);
     cuda->n_slots = config->streams;
     /* Small enough that a batch's first copy and last extraction, which
      * nothing overlaps, stay short; large enough to keep host calls few. */
@@ -445,6 +481,16 @@ int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
     CUDA_TRY(cudaMemcpy(cuda->state[target][1], pedestal->s2, bytes,
                         cudaMemcpyHostToDevice),
              "copying the pedestal to the GPU");
+    if (cuda->regions.count > 0) {
+        CUDA_TRY(cudaMemcpy(cuda->fixed_spare.reference_offset,
+                            pedestal->reference_offset, bytes,
+                            cudaMemcpyHostToDevice),
+                 "copying the common mode's reference to the GPU");
+        CUDA_TRY(cudaMemcpy(cuda->fixed_spare.reference_rms,
+                            pedestal->reference_rms, bytes,
+                            cudaMemcpyHostToDevice),
+                 "copying the common mode's reference to the GPU");
+    }
     fixed_planes held = cuda->fixed;
     cuda->fixed = cuda->fixed_spare;
     cuda->fixed_spare = held;
@@ -490,9 +536,15 @@ static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
     if (n_frames > cuda->frames_capacity) {
         size_t capacity = n_frames < 1024 ? 1024 : n_frames;
         cuda->frames_capacity = 0;
+        size_t cells = capacity * cuda->regions.count;
         int rc = remap_host((void **)&cuda->stored, capacity * 4, message);
         if (rc == CC_OK)
             rc = remap_host((void **)&cuda->dropped, capacity * 4, message);
+        if (rc == CC_OK && cells > 0)
+            rc = remap_host(&cuda->batch_common_mode,
+                            cells * cuda->real_size, message);
+        if (rc == CC_OK && cells > 0)
+            rc = remap_host((void **)&cuda->batch_estimated, cells, message);
         if (rc != CC_OK)
             return rc;
         cuda->frames_capacity = capacity;
@@ -673,15 +725,40 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
     return CC_OK;
 }
 
+/* With common mode on: the chunk's estimates (docs/spec.md §8.2), into
+ * the slot for its decisions and into the batch's figures for the host. */
+template <typename T>
+static int enqueue_common_mode(struct cc__cuda *cuda, struct slot *slot,
+                               const struct batch *batch, size_t first,
+                               size_t count, char *message)
+{
+    if (cuda->regions.count == 0)
+        return CC_OK;
+    size_t at = first * cuda->regions.count;
+    CUDA_TRY(cc__launch_common_mode<T>(
+                 batch->geometry, (uint32_t)count, slot->frames,
+                 cuda->fixed.baseline, cuda->fixed.mask,
+                 (const T *)cuda->fixed.reference_offset,
+                 (const T *)cuda->fixed.reference_rms, slot->calm,
+                 (T *)slot->common_mode, (T *)cuda->batch_common_mode + at,
+                 cuda->batch_estimated + at, cuda->compute),
+             "launching the common-mode kernels");
+    return CC_OK;
+}
+
 template <typename T>
 static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
-                          struct batch *batch, size_t count, char *message)
+                          struct batch *batch, size_t first, size_t count,
+                          char *message)
 {
     CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->copied, 0),
              "ordering the decisions");
     /* v planes, bitmaps and counts are free once extracted. */
     CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->extracted, 0),
              "ordering the decisions");
+    int rc = enqueue_common_mode<T>(cuda, slot, batch, first, count, message);
+    if (rc != CC_OK)
+        return rc;
     for (size_t i = 0; i < count; i += cuda->shape.steps) {
         size_t n = count - i < cuda->shape.steps ? count - i
                                                  : cuda->shape.steps;
@@ -696,6 +773,10 @@ static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
                      (const T *)cuda->state[in][0],
                      (const T *)cuda->state[in][1], (T *)cuda->state[out][0],
                      (T *)cuda->state[out][1],
+                     cuda->regions.count > 0
+                         ? (const T *)slot->common_mode +
+                               i * cuda->regions.count
+                         : NULL,
                      (T *)slot->v_planes + i * cuda->pixels,
                      slot->bitmaps + i * cuda->bitmap_words, slot->counts + i,
                      cuda->compute),
@@ -846,7 +927,7 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
         if (rc == CC_OK)
             rc = enqueue_copy(cuda, slot, batch, first, count, message);
         if (rc == CC_OK)
-            rc = enqueue_decide<T>(cuda, slot, batch, count, message);
+            rc = enqueue_decide<T>(cuda, slot, batch, first, count, message);
         if (rc == CC_OK)
             rc = enqueue_extract<T>(cuda, slot, batch, chunk, first, count,
                                     message);
@@ -1056,7 +1137,7 @@ int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
 int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                      const struct cc__frames *frames, const uint64_t *numbers,
                      uint64_t first_number, size_t n_frames, cc_clusters *out,
-                     char *message)
+                     void *common_mode, uint8_t *estimated, char *message)
 {
     uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
     cc__clusters_clear(out, nx, ny);
@@ -1088,6 +1169,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     batch.geometry.window = cuda->window;
     batch.geometry.nsigma = config->nsigma;
     batch.geometry.c3nsigma = cc__c3nsigma(config);
+    batch.geometry.regions = cuda->regions;
     batch.max_clusters = config->max_clusters;
     batch.out = out;
     batch.size_x = nx;
@@ -1134,6 +1216,11 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
         entry->count = cuda->stored[k];
         entry->dropped = cuda->dropped[k];
         out->n_clusters += entry->count;
+    }
+    size_t cells = n_frames * cuda->regions.count;
+    if (cells > 0) {
+        memcpy(common_mode, cuda->batch_common_mode, cells * cuda->real_size);
+        memcpy(estimated, cuda->batch_estimated, cells);
     }
     /* The batch succeeded whole: its last state becomes the pedestal. */
     cuda->committed = state_written(cuda, batch.launches - 1);

@@ -125,6 +125,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                               const real *__restrict__ s2_in,
                               real *__restrict__ s_out,
                               real *__restrict__ s2_out,
+                              const real *__restrict__ common_mode,
                               real *__restrict__ v_planes,
                               uint32_t *__restrict__ bitmaps,
                               uint32_t *__restrict__ counts)
@@ -222,7 +223,14 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
             uint16_t x = staged[j * cells + i];
             real r = pixel_offset(s[i], n);
             r_plane[i] = r;
-            y[i] = pixel_y(x, g.adc_mask, x0[i]);
+            /* docs/spec.md §8.3: y less its region's common mode. */
+            real c = common_mode != NULL
+                         ? common_mode[j * g.regions.count +
+                                       cc__region_of(&g.regions,
+                                                     (uint32_t)(top + values.row),
+                                                     (uint32_t)(left + values.col))]
+                         : (real)0;
+            y[i] = pixel_y_corrected(pixel_y(x, g.adc_mask, x0[i]), c);
             v[i] = pixel_unless_masked(pixel_value_from_offset(y[i], r),
                                        masked[i]);
         }
@@ -313,7 +321,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
 typedef void (*decide_function)(cc__frame_geometry, uint32_t, uint32_t,
                                 uint32_t, const uint16_t *, const uint16_t *,
                                 const uint8_t *, const real *, const real *,
-                                real *, real *,
+                                real *, real *, const real *,
                                 real *, uint32_t *, uint32_t *);
 #define DECIDE_ROW(HY)                                                        \
     {decide_kernel<1, HY>, decide_kernel<2, HY>, decide_kernel<3, HY>,        \
@@ -321,6 +329,41 @@ typedef void (*decide_function)(cc__frame_geometry, uint32_t, uint32_t,
 static const decide_function decide_kernels[4][4] = {
     DECIDE_ROW(1), DECIDE_ROW(2), DECIDE_ROW(3), DECIDE_ROW(4)};
 #undef DECIDE_ROW
+
+/* The sum of mine over the block's threads before this one, and the
+ * block's whole sum in *total (when not NULL). Every thread of the block
+ * (a multiple of 32 threads) calls it; warp_sums is 32 words of shared
+ * memory. */
+__device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t mine,
+                                                        uint32_t *warp_sums,
+                                                        uint32_t *total)
+{
+    uint32_t inclusive = mine;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warps = (int)(blockDim.x + 31) / 32;
+    for (int offset = 1; offset < 32; offset *= 2) {
+        uint32_t other = __shfl_up_sync(0xFFFFFFFFu, inclusive, offset);
+        if (lane >= offset)
+            inclusive += other;
+    }
+    if (lane == 31)
+        warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        uint32_t sum = lane < warps ? warp_sums[lane] : 0;
+        for (int offset = 1; offset < 32; offset *= 2) {
+            uint32_t other = __shfl_up_sync(0xFFFFFFFFu, sum, offset);
+            if (lane >= offset)
+                sum += other;
+        }
+        if (lane < warps)
+            warp_sums[lane] = sum; /* inclusive over warps */
+    }
+    __syncthreads();
+    if (total != NULL)
+        *total = warp_sums[warps - 1];
+    return inclusive - mine + (warp > 0 ? warp_sums[warp - 1] : 0);
+}
 
 /* Turns one frame's bitmap into clusters, appended after the clusters of
  * the chunk's earlier frames in device arrays that the host then copies
@@ -378,29 +421,7 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
     uint32_t mine = 0;
     for (size_t w = word0; w < word1; w++)
         mine += __popc(bitmap[w]);
-    uint32_t inclusive = mine;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int offset = 1; offset < 32; offset *= 2) {
-        uint32_t other = __shfl_up_sync(0xFFFFFFFFu, inclusive, offset);
-        if (lane >= offset)
-            inclusive += other;
-    }
-    if (lane == 31)
-        warp_sums[warp] = inclusive;
-    __syncthreads();
-    if (warp == 0) {
-        int warps = (int)(blockDim.x + 31) / 32;
-        uint32_t sum = lane < warps ? warp_sums[lane] : 0;
-        for (int offset = 1; offset < 32; offset *= 2) {
-            uint32_t other = __shfl_up_sync(0xFFFFFFFFu, sum, offset);
-            if (lane >= offset)
-                sum += other;
-        }
-        if (lane < warps)
-            warp_sums[lane] = sum; /* inclusive over warps */
-    }
-    __syncthreads();
-    uint32_t rank = inclusive - mine + (warp > 0 ? warp_sums[warp - 1] : 0);
+    uint32_t rank = block_exclusive_sum(mine, warp_sums, NULL);
 
     /* This block's share of the frame's stored clusters. */
     const uint64_t base = frame_base;

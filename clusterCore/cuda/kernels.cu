@@ -7,20 +7,21 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels.h"
-
 #define CC__HD __host__ __device__
+#include "kernels.h"
 
 namespace precision_float {
 typedef float real;
 #include "../finder/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
+#include "common_mode_kernels.cuh"
 } // namespace precision_float
 
 namespace precision_double {
 typedef double real;
 #include "../finder/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
+#include "common_mode_kernels.cuh"
 } // namespace precision_double
 
 /* Clears the bitmaps of a chunk for their next use, once every block of
@@ -37,10 +38,14 @@ template <typename T> struct kernels_of;
 template <> struct kernels_of<float> {
     static constexpr auto &decide = precision_float::decide_kernels;
     static constexpr auto extract = precision_float::extract_kernel;
+    static constexpr auto calm = precision_float::common_mode_calm_kernel;
+    static constexpr auto mean = precision_float::common_mode_mean_kernel;
 };
 template <> struct kernels_of<double> {
     static constexpr auto &decide = precision_double::decide_kernels;
     static constexpr auto extract = precision_double::extract_kernel;
+    static constexpr auto calm = precision_double::common_mode_calm_kernel;
+    static constexpr auto mean = precision_double::common_mode_mean_kernel;
 };
 
 /* Threads a block each decide kernel can take (its registers bound it),
@@ -114,8 +119,9 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const uint16_t *frames, const uint16_t *baseline,
                               const uint8_t *pixel_mask, const T *s_in,
                               const T *s2_in, T *s_out, T *s2_out,
-                              T *v_planes, uint32_t *bitmaps,
-                              uint32_t *counts, cudaStream_t stream)
+                              const T *common_mode, T *v_planes,
+                              uint32_t *bitmaps, uint32_t *counts,
+                              cudaStream_t stream)
 {
     size_t shared =
         cc__decide_shared_bytes(geometry, shape, n_frames, sizeof(T));
@@ -131,8 +137,34 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
     kernels_of<T>::decide[geometry.half_y - 1][geometry.half_x - 1]<<<
         grid, shape.threads, shared, stream>>>(
         geometry, shape.tile_rows, shape.tile_cols, n_frames, frames,
-        baseline, pixel_mask, s_in, s2_in, s_out, s2_out, v_planes, bitmaps,
-        counts);
+        baseline, pixel_mask, s_in, s2_in, s_out, s2_out, common_mode,
+        v_planes, bitmaps, counts);
+    return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
+                                   uint32_t n_frames, const uint16_t *frames,
+                                   const uint16_t *baseline,
+                                   const uint8_t *pixel_mask,
+                                   const T *reference_offset,
+                                   const T *reference_rms, uint8_t *calm,
+                                   T *values, T *host_values,
+                                   uint8_t *host_estimated,
+                                   cudaStream_t stream)
+{
+    if (n_frames == 0 || n_frames > 65535 || geometry.regions.count == 0)
+        return cudaErrorInvalidConfiguration;
+    dim3 grid(geometry.regions.count, n_frames);
+    kernels_of<T>::calm<<<grid, COMMON_MODE_THREADS, 0, stream>>>(
+        geometry, frames, baseline, pixel_mask, reference_offset,
+        reference_rms, calm);
+    cudaError_t error = cudaGetLastError();
+    if (error != cudaSuccess)
+        return error;
+    kernels_of<T>::mean<<<grid, COMMON_MODE_THREADS, 0, stream>>>(
+        geometry, frames, baseline, pixel_mask, reference_offset, calm,
+        values, host_values, host_estimated);
     return cudaGetLastError();
 }
 
@@ -170,8 +202,12 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
     template cudaError_t cc__launch_decide<T>(                                \
         const cc__frame_geometry &, const cc__launch_shape &, size_t,         \
         uint32_t, const uint16_t *, const uint16_t *, const uint8_t *,        \
-        const T *, const T *, T *, T *, T *, uint32_t *, uint32_t *,          \
-        cudaStream_t);                                                        \
+        const T *, const T *, T *, T *, const T *, T *, uint32_t *,           \
+        uint32_t *, cudaStream_t);                                            \
+    template cudaError_t cc__launch_common_mode<T>(                           \
+        const cc__frame_geometry &, uint32_t, const uint16_t *,               \
+        const uint16_t *, const uint8_t *, const T *, const T *, uint8_t *,   \
+        T *, T *, uint8_t *, cudaStream_t);                                   \
     template cudaError_t cc__launch_extract<T>(                               \
         const cc__frame_geometry &, uint32_t, uint32_t *, const T *,          \
         const uint32_t *, uint32_t, const cc__cluster_output &, uint32_t,     \

@@ -8,7 +8,13 @@
 #define CLUSTERCORE_CUDA_KERNELS_H
 
 #include <cuda_runtime.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#ifndef CC__HD
+#define CC__HD __host__ __device__
+#endif
+#include "../common_mode_regions.h"
 
 /* The thresholds and sizes every kernel of a batch shares. */
 struct cc__frame_geometry {
@@ -17,6 +23,7 @@ struct cc__frame_geometry {
     uint16_t adc_mask;
     uint32_t window;
     double nsigma, c3nsigma; /* rounded to the working precision on device */
+    cc__regions regions;     /* of the common mode; count 0 when off */
 };
 
 /* How the decide kernel tiles a frame and how many frames a launch
@@ -41,8 +48,9 @@ cudaError_t cc__prepare_decide(int device, size_t *limit);
 uint32_t cc__decide_max_threads(const cc__frame_geometry &geometry,
                                 size_t real_size);
 
-/* n_frames (1 to shape.steps) consecutive frames of docs/spec.md §2-§3
- * and §7.1 (pixel_mask: a byte a pixel, 0 = good):
+/* n_frames (1 to shape.steps) consecutive frames of docs/spec.md §2-§3,
+ * §7.1 (pixel_mask: a byte a pixel, 0 = good) and §8.3 (common_mode:
+ * frame k's value for region r at k * regions + r, or NULL when off):
  * reads the frames and the state s_in, writes the state after the last
  * frame to s_out, and for each frame k its v plane, its cluster centres
  * as a bitmap of rows * cols bits (which must be zero on entry) and adds
@@ -54,8 +62,25 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const uint16_t *frames, const uint16_t *baseline,
                               const uint8_t *pixel_mask, const T *s_in,
                               const T *s2_in, T *s_out, T *s2_out,
-                              T *v_planes, uint32_t *bitmaps,
-                              uint32_t *counts, cudaStream_t stream);
+                              const T *common_mode, T *v_planes,
+                              uint32_t *bitmaps, uint32_t *counts,
+                              cudaStream_t stream);
+
+/* The common mode (docs/spec.md §8.2) of n_frames consecutive frames
+ * against the reference r_ref and rms_ref, each frame independently:
+ * frame k's value for region r goes to values[k * regions + r] (device)
+ * and host_values[...] (mapped host memory), whether it was estimated to
+ * host_estimated[...]. calm is scratch of a byte a pixel of each frame. */
+template <typename T>
+cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
+                                   uint32_t n_frames, const uint16_t *frames,
+                                   const uint16_t *baseline,
+                                   const uint8_t *pixel_mask,
+                                   const T *reference_offset,
+                                   const T *reference_rms, uint8_t *calm,
+                                   T *values, T *host_values,
+                                   uint8_t *host_estimated,
+                                   cudaStream_t stream);
 
 /* Where extract writes a chunk's clusters: device arrays, from the
  * chunk's first cluster, and counts the host reads (page-locked, mapped). */

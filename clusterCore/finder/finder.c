@@ -77,13 +77,7 @@ static int open_backend(cc_finder *finder, char *message)
         return open_cpu(finder, "", message);
 #ifdef CC_HAVE_CUDA
     char why[CC_MESSAGE_SIZE] = "";
-    int rc = config->common_mode != CC_COMMON_MODE_NONE
-                 ? cc__message(why, CC_ENOTSUP,
-                               "common-mode correction runs on the CPU "
-                               "backend only, so far")
-                 : cc__cuda_new(&finder->cuda, config, why, message);
-    if (rc == CC_ENOTSUP && config->backend == CC_BACKEND_CUDA)
-        return cc__message(message, rc, "%s", why);
+    int rc = cc__cuda_new(&finder->cuda, config, why, message);
     if (rc == CC_OK) {
         finder->backend = CC_BACKEND_CUDA;
         cc__message(finder->backend_description, CC_OK, "%s", why);
@@ -586,7 +580,8 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
     if (finder->backend == CC_BACKEND_CUDA) {
         rc = cc__cuda_process(finder->cuda, &finder->config, &frames,
                               frame_numbers, finder->counts.frames_processed,
-                              n_frames, clusters, finder->last_error);
+                              n_frames, clusters, finder->batch_common_mode,
+                              finder->batch_estimated, finder->last_error);
         if (rc == CC_EDEVICE && finder->config.backend == CC_BACKEND_AUTO)
             rc = fall_back_to_cpu(finder, n_frames, &imaged);
         else if (rc == CC_OK)

@@ -74,6 +74,14 @@ static inline CC__HD real pixel_value_from_offset(real y, real r)
     return y - r;
 }
 
+/* docs/spec.md §8.2: w = y - r_ref, the value against the common mode's
+ * reference offset. */
+static inline CC__HD real pixel_reference_value(uint16_t x, uint16_t adc_mask,
+                                                uint16_t baseline, real r_ref)
+{
+    return pixel_value_from_offset(pixel_y(x, adc_mask, baseline), r_ref);
+}
+
 static inline CC__HD real pixel_value(uint16_t x, uint16_t adc_mask,
                                       uint16_t baseline, real s, real n)
 {

@@ -71,26 +71,13 @@ void PRECISION_FN(cc__pedestal_reference)(struct cc__pedestal *pedestal)
     }
 }
 
-/* Whether every in-frame cell of the 3 x 3 around (row, col) is calm. */
-static bool neighbourhood_calm(const uint8_t *calm, uint32_t rows,
-                               uint32_t cols, uint32_t row, uint32_t col)
-{
-    uint32_t r0 = row > 0 ? row - 1 : 0, r1 = row + 1 < rows ? row + 1 : row;
-    uint32_t c0 = col > 0 ? col - 1 : 0, c1 = col + 1 < cols ? col + 1 : col;
-    for (uint32_t r = r0; r <= r1; r++)
-        for (uint32_t c = c0; c <= c1; c++)
-            if (!calm[(size_t)r * cols + c])
-                return false;
-    return true;
-}
-
-/* v against the reference, x - X0 - r_ref (docs/spec.md §8.2). */
+/* w against the reference (docs/spec.md §8.2). */
 static inline real reference_value(const struct cc__common_mode_job *job,
                                    const uint16_t *frame, size_t p)
 {
     const struct cc__pedestal *pedestal = job->pedestal;
-    return pixel_value_from_offset(
-        pixel_y(frame[p], job->adc_mask, pedestal->baseline[p]),
+    return pixel_reference_value(
+        frame[p], job->adc_mask, pedestal->baseline[p],
         ((const real *)pedestal->reference_offset)[p]);
 }
 
@@ -160,8 +147,8 @@ void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
                 if (masked[p])
                     continue;
                 unmasked++;
-                if (!neighbourhood_calm(calm, regions->rows, regions->cols,
-                                        row, col))
+                if (!cc__neighbourhood_calm(calm, regions->rows,
+                                            regions->cols, row, col))
                     continue;
                 quiet++;
                 sum += pixel_fixed(reference_value(job, frame, p));
