@@ -73,21 +73,6 @@ static inline CC__HD void cc__region_rectangle(const struct cc__regions *r,
     }
 }
 
-/* docs/spec.md §8.2: whether every in-frame cell of the 3 x 3 around
- * (row, col) is calm (calm: a byte a pixel of the frame). */
-static inline CC__HD bool cc__neighbourhood_calm(const uint8_t *calm,
-                                                 uint32_t rows, uint32_t cols,
-                                                 uint32_t row, uint32_t col)
-{
-    uint32_t r0 = row > 0 ? row - 1 : 0, r1 = row + 1 < rows ? row + 1 : row;
-    uint32_t c0 = col > 0 ? col - 1 : 0, c1 = col + 1 < cols ? col + 1 : col;
-    for (uint32_t r = r0; r <= r1; r++)
-        for (uint32_t c = c0; c <= c1; c++)
-            if (!calm[(size_t)r * cols + c])
-                return false;
-    return true;
-}
-
 /* docs/spec.md §8.2: the centre the quiet pixels are looked around is a
  * median over whole ADU in [-CC__CENTRE_RANGE, CC__CENTRE_RANGE]. */
 enum { CC__CENTRE_RANGE = 1024, CC__CENTRE_BINS = 2 * CC__CENTRE_RANGE + 1 };

@@ -244,10 +244,15 @@ struct cc__common_mode_job {
 
 /* A thread's scratch for the common mode of a frame. */
 struct cc__common_mode_scratch {
+    void *reference;      /* w = y - r_ref, a real a pixel */
+    uint16_t *bins;       /* w's bin in the centre's histogram */
     uint8_t *calm;        /* a byte a pixel */
+    uint8_t *calm_across; /* calm with both row neighbours, a byte a pixel */
     int32_t *centre;      /* a region's median */
-    uint32_t *histogram;  /* CC__CENTRE_BINS */
+    uint32_t *histogram;  /* CC__CENTRE_COPIES * CC__CENTRE_BINS, zero
+                             between regions */
 };
+enum { CC__CENTRE_COPIES = 4 };
 
 #define CC__DECLARE_PRECISION(real)                                          \
     /* Writes rows [row0, row1) of job->v and job->hmax. */                  \

@@ -43,9 +43,9 @@ struct slot {
     int32_t *cluster_values;
     size_t cluster_capacity;
     /* With common mode on (device): each frame's values per region, and
-     * a calm byte a pixel of each frame (docs/spec.md §8.2). */
+     * the estimate's scratch (docs/spec.md §8.2). */
     void *common_mode;
-    uint8_t *calm;
+    cc__common_mode_work common_mode_work;
 };
 
 /* The per-pixel planes a batch reads but does not change. */
@@ -156,7 +156,11 @@ static void free_slot(struct slot *slot)
     cudaFree(slot->cluster_y);
     cudaFree(slot->cluster_values);
     cudaFree(slot->common_mode);
-    cudaFree(slot->calm);
+    cudaFree(slot->common_mode_work.calm);
+    cudaFree(slot->common_mode_work.centre);
+    cudaFree(slot->common_mode_work.histogram);
+    cudaFree(slot->common_mode_work.sums);
+    cudaFree(slot->common_mode_work.arrivals);
     memset(slot, 0, sizeof *slot);
 }
 
@@ -267,6 +271,46 @@ static int allocate_slot_clusters(struct cc__cuda *cuda, struct slot *slot,
     return CC_OK;
 }
 
+/* Zeroes what the common-mode kernels keep zero between chunks. */
+static int clear_common_mode_work(const cc__common_mode_work *work,
+                                  char *message)
+{
+    if (work->arrivals == NULL)
+        return CC_OK;
+    CUDA_TRY(cudaMemset(work->arrivals, 0, 2 * (size_t)work->cells * 4),
+             "clearing the common mode");
+    if (work->parts == 1)
+        return CC_OK;
+    CUDA_TRY(cudaMemset(work->histogram, 0,
+                        (size_t)work->cells * CC__CENTRE_BINS * 4),
+             "clearing the common mode");
+    CUDA_TRY(cudaMemset(work->sums, 0, 2 * (size_t)work->cells * 8),
+             "clearing the common mode");
+    return CC_OK;
+}
+
+static int allocate_common_mode_work(struct cc__cuda *cuda,
+                                     struct slot *slot, char *message)
+{
+    cc__common_mode_work *work = &slot->common_mode_work;
+    size_t frames = cuda->chunk_frames;
+    work->parts = cc__common_mode_parts(cuda->regions);
+    work->cells = (uint32_t)(frames * cuda->regions.count);
+    const char *what = "allocating the common mode";
+    CUDA_TRY(cudaMalloc(&slot->common_mode, work->cells * cuda->real_size),
+             what);
+    CUDA_TRY(cudaMalloc(&work->calm, frames * cuda->pixels), what);
+    CUDA_TRY(cudaMalloc(&work->centre, work->cells * 4), what);
+    CUDA_TRY(cudaMalloc(&work->arrivals, 2 * (size_t)work->cells * 4), what);
+    if (work->parts > 1) {
+        CUDA_TRY(cudaMalloc(&work->histogram,
+                            (size_t)work->cells * CC__CENTRE_BINS * 4),
+                 what);
+        CUDA_TRY(cudaMalloc(&work->sums, 2 * (size_t)work->cells * 8), what);
+    }
+    return clear_common_mode_work(work, message);
+}
+
 static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
                          char *message)
 {
@@ -298,11 +342,9 @@ static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
     CUDA_TRY(cudaMalloc(&slot->counts, frames * 4), "allocating counts");
     CUDA_TRY(cudaMemset(slot->counts, 0, frames * 4), "clearing counts");
     if (cuda->regions.count > 0) {
-        CUDA_TRY(cudaMalloc(&slot->common_mode,
-                            frames * cuda->regions.count * cuda->real_size),
-                 "allocating the common mode");
-        CUDA_TRY(cudaMalloc(&slot->calm, frames * cuda->pixels),
-                 "allocating the common mode");
+        int rc = allocate_common_mode_work(cuda, slot, message);
+        if (rc != CC_OK)
+            return rc;
     }
     return allocate_slot_clusters(cuda, slot, message);
 }
@@ -736,10 +778,10 @@ static int enqueue_common_mode(struct cc__cuda *cuda, struct slot *slot,
         return CC_OK;
     size_t at = first * cuda->regions.count;
     CUDA_TRY(cc__launch_common_mode<T>(
-                 batch->geometry, (uint32_t)count, slot->frames,
-                 cuda->fixed.baseline, cuda->fixed.mask,
+                 batch->geometry, slot->common_mode_work, (uint32_t)count,
+                 slot->frames, cuda->fixed.baseline, cuda->fixed.mask,
                  (const T *)cuda->fixed.reference_offset,
-                 (const T *)cuda->fixed.reference_rms, slot->calm,
+                 (const T *)cuda->fixed.reference_rms,
                  (T *)slot->common_mode, (T *)cuda->batch_common_mode + at,
                  cuda->batch_estimated + at, cuda->compute),
              "launching the common-mode kernels");
@@ -975,6 +1017,10 @@ static int clear_slots(struct cc__cuda *cuda, char *message)
                  "clearing centre bitmaps");
         CUDA_TRY(cudaMemset(cuda->slots[i].counts, 0, cuda->chunk_frames * 4),
                  "clearing counts");
+        int rc = clear_common_mode_work(&cuda->slots[i].common_mode_work,
+                                        message);
+        if (rc != CC_OK)
+            return rc;
     }
     cuda->dirty = false;
     return CC_OK;

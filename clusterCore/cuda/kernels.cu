@@ -38,12 +38,14 @@ template <typename T> struct kernels_of;
 template <> struct kernels_of<float> {
     static constexpr auto &decide = precision_float::decide_kernels;
     static constexpr auto extract = precision_float::extract_kernel;
+    static constexpr auto centre = precision_float::common_mode_centre_kernel;
     static constexpr auto calm = precision_float::common_mode_calm_kernel;
     static constexpr auto mean = precision_float::common_mode_mean_kernel;
 };
 template <> struct kernels_of<double> {
     static constexpr auto &decide = precision_double::decide_kernels;
     static constexpr auto extract = precision_double::extract_kernel;
+    static constexpr auto centre = precision_double::common_mode_centre_kernel;
     static constexpr auto calm = precision_double::common_mode_calm_kernel;
     static constexpr auto mean = precision_double::common_mode_mean_kernel;
 };
@@ -142,28 +144,53 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
     return cudaGetLastError();
 }
 
+uint32_t cc__common_mode_parts(const cc__regions &regions)
+{
+    uint64_t largest = 0;
+    for (uint32_t r = 0; r < regions.count; r++) {
+        uint32_t row0, row1, col0, col1;
+        cc__region_rectangle(&regions, r, &row0, &row1, &col0, &col1);
+        uint64_t area = (uint64_t)(row1 - row0) * (col1 - col0);
+        largest = area > largest ? area : largest;
+    }
+    uint64_t parts = (largest + COMMON_MODE_PART_PIXELS - 1) /
+                     COMMON_MODE_PART_PIXELS;
+    return parts < 1 ? 1 : (uint32_t)parts;
+}
+
 template <typename T>
 cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
+                                   const cc__common_mode_work &work,
                                    uint32_t n_frames, const uint16_t *frames,
                                    const uint16_t *baseline,
                                    const uint8_t *pixel_mask,
                                    const T *reference_offset,
-                                   const T *reference_rms, uint8_t *calm,
-                                   T *values, T *host_values,
-                                   uint8_t *host_estimated,
+                                   const T *reference_rms, T *values,
+                                   T *host_values, uint8_t *host_estimated,
                                    cudaStream_t stream)
 {
-    if (n_frames == 0 || n_frames > 65535 || geometry.regions.count == 0)
+    const uint32_t count = geometry.regions.count;
+    if (n_frames == 0 || n_frames > 65535 || count == 0 || work.parts == 0 ||
+        (uint64_t)work.parts * count > 0x7FFFFFFFu ||
+        (uint64_t)n_frames * count > work.cells || geometry.rows > 65535)
         return cudaErrorInvalidConfiguration;
-    dim3 grid(geometry.regions.count, n_frames);
-    kernels_of<T>::calm<<<grid, COMMON_MODE_THREADS, 0, stream>>>(
-        geometry, frames, baseline, pixel_mask, reference_offset,
-        reference_rms, calm);
+    dim3 regions(work.parts * count, n_frames);
+    kernels_of<T>::centre<<<regions, COMMON_MODE_THREADS, 0, stream>>>(
+        geometry, work, frames, baseline, pixel_mask, reference_offset);
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess)
         return error;
-    kernels_of<T>::mean<<<grid, COMMON_MODE_THREADS, 0, stream>>>(
-        geometry, frames, baseline, pixel_mask, reference_offset, calm,
+    const unsigned calm_threads = 128;
+    dim3 pixels((geometry.cols + calm_threads - 1) / calm_threads,
+                geometry.rows, n_frames);
+    kernels_of<T>::calm<<<pixels, calm_threads, 0, stream>>>(
+        geometry, work, frames, baseline, pixel_mask, reference_offset,
+        reference_rms);
+    error = cudaGetLastError();
+    if (error != cudaSuccess)
+        return error;
+    kernels_of<T>::mean<<<regions, COMMON_MODE_THREADS, 0, stream>>>(
+        geometry, work, frames, baseline, pixel_mask, reference_offset,
         values, host_values, host_estimated);
     return cudaGetLastError();
 }
@@ -205,9 +232,9 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
         const T *, const T *, T *, T *, const T *, T *, uint32_t *,           \
         uint32_t *, cudaStream_t);                                            \
     template cudaError_t cc__launch_common_mode<T>(                           \
-        const cc__frame_geometry &, uint32_t, const uint16_t *,               \
-        const uint16_t *, const uint8_t *, const T *, const T *, uint8_t *,   \
-        T *, T *, uint8_t *, cudaStream_t);                                   \
+        const cc__frame_geometry &, const cc__common_mode_work &, uint32_t,   \
+        const uint16_t *, const uint16_t *, const uint8_t *, const T *,       \
+        const T *, T *, T *, uint8_t *, cudaStream_t);                        \
     template cudaError_t cc__launch_extract<T>(                               \
         const cc__frame_geometry &, uint32_t, uint32_t *, const T *,          \
         const uint32_t *, uint32_t, const cc__cluster_output &, uint32_t,     \

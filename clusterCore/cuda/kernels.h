@@ -66,20 +66,38 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               uint32_t *bitmaps, uint32_t *counts,
                               cudaStream_t stream);
 
-/* The common mode (docs/spec.md §8.2) of n_frames consecutive frames
- * against the reference r_ref and rms_ref, each frame independently:
- * frame k's value for region r goes to values[k * regions + r] (device)
- * and host_values[...] (mapped host memory), whether it was estimated to
- * host_estimated[...]. calm is scratch of a byte a pixel of each frame. */
+/* A chunk's device scratch for the common mode (docs/spec.md §8.2), per
+ * (frame, region) at frame * regions + region; cc__common_mode_parts
+ * says how many blocks share a region. histogram, sums and arrivals are
+ * kept zero between chunks (after a failed one, the caller clears them).
+ */
+struct cc__common_mode_work {
+    uint32_t parts;            /* blocks a region */
+    uint32_t cells;            /* frames * regions of the largest chunk */
+    uint8_t *calm;             /* a byte a pixel of each frame */
+    int32_t *centre;           /* cells */
+    uint32_t *histogram;       /* CC__CENTRE_BINS a cell; parts > 1 only */
+    unsigned long long *sums;  /* 2 a cell; parts > 1 only */
+    uint32_t *arrivals;        /* 2 a cell: parts done, of two kernels */
+};
+
+/* Blocks a region of the geometry takes: about 2,048 pixels each. */
+uint32_t cc__common_mode_parts(const cc__regions &regions);
+
+/* The common mode of n_frames consecutive frames against the reference
+ * r_ref and rms_ref, each frame independently: frame k's value for
+ * region r goes to values[k * regions + r] (device) and host_values[...]
+ * (mapped host memory), whether it was estimated to host_estimated[...].
+ */
 template <typename T>
 cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
+                                   const cc__common_mode_work &work,
                                    uint32_t n_frames, const uint16_t *frames,
                                    const uint16_t *baseline,
                                    const uint8_t *pixel_mask,
                                    const T *reference_offset,
-                                   const T *reference_rms, uint8_t *calm,
-                                   T *values, T *host_values,
-                                   uint8_t *host_estimated,
+                                   const T *reference_rms, T *values,
+                                   T *host_values, uint8_t *host_estimated,
                                    cudaStream_t stream);
 
 /* Where extract writes a chunk's clusters: device arrays, from the

@@ -117,7 +117,10 @@ void cc__cpu_destroy(struct cc__cpu *cpu)
         cc_clusters_destroy(cpu->blocks[b].clusters);
     for (unsigned t = 0; cpu->common_mode_scratch != NULL && t < cpu->threads;
          t++) {
+        free(cpu->common_mode_scratch[t].reference);
+        free(cpu->common_mode_scratch[t].bins);
         free(cpu->common_mode_scratch[t].calm);
+        free(cpu->common_mode_scratch[t].calm_across);
         free(cpu->common_mode_scratch[t].centre);
         free(cpu->common_mode_scratch[t].histogram);
     }
@@ -234,11 +237,18 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         for (unsigned t = 0; t < threads && rc == CC_OK; t++) {
             struct cc__common_mode_scratch *scratch =
                 &cpu->common_mode_scratch[t];
+            scratch->reference =
+                malloc(pixels * cc__precision_size(config->precision));
+            scratch->bins = malloc(pixels * sizeof *scratch->bins);
             scratch->calm = malloc(pixels);
+            scratch->calm_across = malloc(pixels);
             scratch->centre = malloc(regions * sizeof *scratch->centre);
             scratch->histogram =
-                malloc(CC__CENTRE_BINS * sizeof *scratch->histogram);
-            if (!scratch->calm || !scratch->centre || !scratch->histogram)
+                calloc((size_t)CC__CENTRE_COPIES * CC__CENTRE_BINS,
+                       sizeof *scratch->histogram);
+            if (!scratch->reference || !scratch->bins || !scratch->calm ||
+                !scratch->calm_across || !scratch->centre ||
+                !scratch->histogram)
                 rc = CC_ENOMEM;
         }
     }

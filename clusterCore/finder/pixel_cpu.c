@@ -71,45 +71,108 @@ void PRECISION_FN(cc__pedestal_reference)(struct cc__pedestal *pedestal)
     }
 }
 
-/* w against the reference (docs/spec.md §8.2). */
-static inline real reference_value(const struct cc__common_mode_job *job,
-                                   const uint16_t *frame, size_t p)
+/* w = y - r_ref of every pixel of the frame (docs/spec.md §8.2), and
+ * the bin of its whole-ADU value in the centre's histogram. */
+static void reference_values(const struct cc__common_mode_job *job,
+                             const uint16_t *restrict frame,
+                             real *restrict w, uint16_t *restrict bins)
 {
     const struct cc__pedestal *pedestal = job->pedestal;
-    return pixel_reference_value(
-        frame[p], job->adc_mask, pedestal->baseline[p],
-        ((const real *)pedestal->reference_offset)[p]);
+    const uint16_t *restrict baseline = pedestal->baseline;
+    const real *restrict offset = pedestal->reference_offset;
+    const uint16_t mask = job->adc_mask;
+    for (size_t p = 0; p < pedestal->pixels; p++) {
+        w[p] = pixel_reference_value(frame[p], mask, baseline[p], offset[p]);
+        bins[p] = (uint16_t)cc__centre_bin(pixel_round(w[p]));
+    }
+}
+
+/* The lowest bin whose running count over the copies reaches half of
+ * total, from bin `from` on. */
+static uint32_t median_bin(const uint32_t *histograms, uint32_t from,
+                           uint64_t total)
+{
+    uint64_t below = 0, half = (total + 1) / 2;
+    for (uint32_t bin = from; bin < CC__CENTRE_BINS; bin++) {
+        for (uint32_t copy = 0; copy < CC__CENTRE_COPIES; copy++)
+            below += histograms[copy * CC__CENTRE_BINS + bin];
+        if (below >= half)
+            return bin;
+    }
+    return CC__CENTRE_BINS - 1; /* not reached: the counts sum to total */
 }
 
 /* The median, in whole ADU, of the region's unmasked values against the
- * reference, each rounded and clamped to +-CC__CENTRE_RANGE: where the
- * quiet pixels are looked for. 0 without unmasked pixels. */
+ * reference (bins: their bins): where the quiet pixels are looked for; 0
+ * without unmasked pixels. Counted in CC__CENTRE_COPIES histograms, a
+ * pixel's column choosing one, so that row neighbours of the same value
+ * do not wait on each other's count. They are zero on entry; a second
+ * pass over the pixels clears the bins they touched, which costs less
+ * than clearing every bin. */
 static int32_t region_centre(const struct cc__common_mode_job *job,
-                             const uint16_t *frame, uint32_t region,
-                             uint32_t *histogram)
+                             const uint16_t *bins, uint32_t region,
+                             uint32_t *histograms)
 {
     const struct cc__regions *regions = &job->regions;
     const uint8_t *masked = job->pedestal->mask;
     uint32_t row0, row1, col0, col1;
     cc__region_rectangle(regions, region, &row0, &row1, &col0, &col1);
-    memset(histogram, 0, CC__CENTRE_BINS * sizeof *histogram);
     uint64_t unmasked = 0;
-    for (uint32_t row = row0; row < row1; row++)
-        for (uint32_t col = col0; col < col1; col++) {
-            size_t p = (size_t)row * regions->cols + col;
-            if (masked[p])
-                continue;
-            histogram[cc__centre_bin(
-                pixel_round(reference_value(job, frame, p)))]++;
-            unmasked++;
+    uint32_t lowest = CC__CENTRE_BINS - 1;
+    int32_t centre = 0;
+    for (int pass = 0; pass < 2; pass++) { /* count, then clear */
+        for (uint32_t row = row0; row < row1; row++) {
+            const uint16_t *line = bins + (size_t)row * regions->cols;
+            const uint8_t *line_masked = masked + (size_t)row * regions->cols;
+            for (uint32_t col = col0; col < col1; col++) {
+                if (line_masked[col])
+                    continue;
+                uint32_t bin = line[col];
+                uint32_t *count =
+                    &histograms[col % CC__CENTRE_COPIES * CC__CENTRE_BINS +
+                                bin];
+                *count = pass == 0 ? *count + 1 : 0;
+                lowest = bin < lowest ? bin : lowest;
+                unmasked++;
+            }
         }
-    uint64_t below = 0, half = (unmasked + 1) / 2;
-    for (uint32_t bin = 0; unmasked > 0 && bin < CC__CENTRE_BINS; bin++) {
-        below += histogram[bin];
-        if (below >= half)
-            return (int32_t)bin - CC__CENTRE_RANGE;
+        if (pass == 0 && unmasked > 0)
+            centre = (int32_t)median_bin(histograms, lowest, unmasked) -
+                     CC__CENTRE_RANGE;
     }
-    return 0;
+    return centre;
+}
+
+/* Whether each pixel is calm (docs/spec.md §8.2), then calm_across:
+ * calm with the cells beside it in its row. A pixel's 3 x 3 is calm when
+ * calm_across holds on its row and the rows above and below. */
+static void calm_pixels(const struct cc__common_mode_job *job,
+                        const real *restrict w, const int32_t *centre,
+                        uint8_t *restrict calm, uint8_t *restrict across)
+{
+    const struct cc__pedestal *pedestal = job->pedestal;
+    const struct cc__regions *regions = &job->regions;
+    const real *restrict rms = pedestal->reference_rms;
+    const uint8_t *restrict masked = pedestal->mask;
+    const real nsigma = (real)job->nsigma;
+    const size_t cols = regions->cols;
+    for (uint32_t row = 0; row < regions->rows; row++) {
+        size_t first = (size_t)row * cols;
+        for (uint32_t x0 = 0, end; x0 < cols; x0 = end) {
+            end = cc__region_run_end(regions, x0);
+            real c0 = (real)centre[cc__region_of(regions, row, x0)];
+            for (size_t p = first + x0; p < first + end; p++)
+                calm[p] = masked[p] | pixel_calm(w[p] - c0, rms[p], nsigma);
+        }
+        const uint8_t *restrict line = calm + first;
+        uint8_t *restrict out = across + first;
+        /* The first and last columns have one row neighbour. */
+        out[0] = line[0] & (cols > 1 ? line[1] : 1);
+        for (size_t col = 1; col + 1 < cols; col++)
+            out[col] = line[col - 1] & line[col] & line[col + 1];
+        if (cols > 1)
+            out[cols - 1] = line[cols - 2] & line[cols - 1];
+    }
 }
 
 void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
@@ -117,42 +180,35 @@ void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
                                          struct cc__common_mode_scratch *scratch,
                                          void *values, uint8_t *estimated)
 {
-    const struct cc__pedestal *pedestal = job->pedestal;
     const struct cc__regions *regions = &job->regions;
-    const real *rms = pedestal->reference_rms;
-    const uint8_t *masked = pedestal->mask;
-    const real nsigma = (real)job->nsigma;
-    int32_t *centre = scratch->centre;
-    uint8_t *calm = scratch->calm;
+    const uint8_t *masked = job->pedestal->mask;
+    real *w = scratch->reference;
+    const uint8_t *across = scratch->calm_across;
+    reference_values(job, frame, w, scratch->bins);
     for (uint32_t region = 0; region < regions->count; region++)
-        centre[region] = region_centre(job, frame, region, scratch->histogram);
-    for (uint32_t row = 0; row < regions->rows; row++)
-        for (uint32_t x0 = 0, end; x0 < regions->cols; x0 = end) {
-            end = cc__region_run_end(regions, x0);
-            real c0 = (real)centre[cc__region_of(regions, row, x0)];
-            for (size_t p = (size_t)row * regions->cols + x0;
-                 p < (size_t)row * regions->cols + end; p++)
-                calm[p] = masked[p] ||
-                          pixel_calm(reference_value(job, frame, p) - c0,
-                                     rms[p], nsigma);
-        }
+        scratch->centre[region] =
+            region_centre(job, scratch->bins, region, scratch->histogram);
+    calm_pixels(job, w, scratch->centre, scratch->calm, scratch->calm_across);
+    const size_t cols = regions->cols;
     for (uint32_t region = 0; region < regions->count; region++) {
         uint32_t row0, row1, col0, col1;
         cc__region_rectangle(regions, region, &row0, &row1, &col0, &col1);
         int64_t sum = 0;
         uint64_t quiet = 0, unmasked = 0;
-        for (uint32_t row = row0; row < row1; row++)
+        for (uint32_t row = row0; row < row1; row++) {
+            size_t first = (size_t)row * cols;
+            const uint8_t *up = across + (row > 0 ? first - cols : first);
+            const uint8_t *here = across + first;
+            const uint8_t *down =
+                across + (row + 1 < regions->rows ? first + cols : first);
             for (uint32_t col = col0; col < col1; col++) {
-                size_t p = (size_t)row * regions->cols + col;
-                if (masked[p])
-                    continue;
-                unmasked++;
-                if (!cc__neighbourhood_calm(calm, regions->rows,
-                                            regions->cols, row, col))
-                    continue;
-                quiet++;
-                sum += pixel_fixed(reference_value(job, frame, p));
+                int good = !masked[first + col];
+                int is_quiet = good & up[col] & here[col] & down[col];
+                unmasked += (uint64_t)good;
+                quiet += (uint64_t)is_quiet;
+                sum += is_quiet ? pixel_fixed(w[first + col]) : 0;
             }
+        }
         bool enough = cc__common_mode_enough(quiet, unmasked);
         ((real *)values)[region] = enough ? common_mode_of(sum, quiet) : 0;
         estimated[region] = enough;
