@@ -232,6 +232,44 @@ typedef struct cc_common_mode_region {
 CC_API int cc_finder_common_mode(const cc_finder *finder,
                                  cc_common_mode_region *regions, uint32_t n);
 
+/* Per-pixel gain (docs/spec.md §9): each pedestal-subtracted value and
+ * its noise are multiplied by k = u / g before the decisions, so that
+ * cluster values, energies, the spectrum and η are in the map's unit. */
+typedef enum cc_gain_unit {
+    CC_GAIN_RELATIVE = 0,   /* g near 1; values in ADU of a gain-1 pixel */
+    CC_GAIN_ADU_PER_KEV = 1 /* g in ADU per keV; values in eV */
+} cc_gain_unit;
+
+/* "relative", "adu-per-kev"; NULL for an unknown unit. */
+CC_API const char *cc_gain_unit_name(cc_gain_unit unit);
+/* The unit of a name above, CC_EINVAL for another (message says which). */
+CC_API int cc_gain_unit_parse(const char *name, cc_gain_unit *unit,
+                              char *message);
+
+/* Sets the gain map, rows * cols values of g in unit; NULL removes it.
+ * A map with a value that is not finite, not above 0, or whose factor
+ * the finder's adc_mask does not fit (docs/spec.md §9.1) is refused
+ * whole with CC_EINVAL, naming the pixel; the map in force stays. The
+ * map survives resets, pedestal loads and configuration changes that keep
+ * rows and cols, and takes effect from the next batch. */
+CC_API int cc_finder_set_gain(cc_finder *finder, const double *gain,
+                              cc_gain_unit unit);
+/* The same from a file: NumPy .npy (float32 or float64, shape (rows,
+ * cols)) or slsDetectorCalibration's 32-bit float TIFF. */
+CC_API int cc_finder_load_gain(cc_finder *finder, const char *path,
+                               cc_gain_unit unit);
+/* The map in force into gain (rows * cols, may be NULL) and its unit
+ * (may be NULL); CC_ESTATE without one. */
+CC_API int cc_finder_get_gain(const cc_finder *finder, double *gain,
+                              cc_gain_unit *unit);
+
+/* Reads a gain map file as cc_finder_load_gain does, into gain (rows *
+ * cols doubles), without checking its values. Truncated, malformed or
+ * mis-shaped files are refused (CC_EFORMAT, CC_EMISMATCH), a TIFF by a
+ * build without libtiff with CC_ENOTSUP; message says why. */
+CC_API int cc_gain_map_read(const char *path, uint32_t rows, uint32_t cols,
+                            double *gain, char *message);
+
 /* Back to TRAINING with empty sums; statistics restart from zero. */
 CC_API void cc_finder_reset(cc_finder *finder);
 

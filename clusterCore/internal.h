@@ -184,6 +184,26 @@ int cc__mask_by_rms(struct cc__pedestal *pedestal, double factor,
 /* Pixels masked for any reason. */
 uint64_t cc__mask_count(const struct cc__pedestal *pedestal);
 
+/* ---- the gain map (gain.c) ---- */
+
+/* docs/spec.md §9: the map g in force and its factors k = u / g. */
+struct cc__gain {
+    double *map; /* rows * cols; NULL: no map */
+    cc_gain_unit unit;
+    void *factor; /* k in the working precision; NULL with no map */
+};
+
+/* CC_OK when every g of map is finite, above 0 and gives a factor that
+ * adc_mask fits (docs/spec.md §9.1); else CC_EINVAL naming the pixel. */
+int cc__gain_check(const double *map, size_t pixels, uint32_t cols,
+                   cc_gain_unit unit, cc_precision precision,
+                   uint16_t adc_mask, char *message);
+/* The factors of gain's map in precision, malloc'ed (NULL with no map);
+ * CC_ENOMEM without memory. */
+int cc__gain_factors(const struct cc__gain *gain, size_t pixels,
+                     cc_precision precision, void **factors);
+void cc__gain_free(struct cc__gain *gain);
+
 /* ---- pedestal files (pedestal_file.c) ---- */
 
 /* CRC-32 (IEEE 802.3, as zlib computes it) of data, continued from crc
@@ -226,6 +246,9 @@ struct cc__frame_job {
     /* The frame's common mode per region (docs/spec.md §8), in the
      * working precision; NULL when the correction is off. */
     const void *common_mode;
+    /* docs/spec.md §9: each pixel's gain factor k in the working
+     * precision; NULL without a gain map. */
+    const void *gain;
     struct cc__regions regions;
     void *s_out, *s2_out;     /* state this frame leaves */
     /* The frame's pedestal-subtracted values, (rows + 2 half_y) x (cols +
@@ -309,12 +332,14 @@ unsigned cc__cpu_threads(const struct cc__cpu *cpu);
  * whole batch succeeded. */
 /* With common mode on, common_mode (n_frames * regions reals) and
  * estimated (as many bytes) receive each frame's figures. */
+/* gain is the factors k of docs/spec.md §9 in the working precision, or
+ * NULL without a gain map. */
 int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     struct cc__pedestal *pedestal,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
-                    size_t n_frames, cc_clusters *out, void *common_mode,
-                    uint8_t *estimated, char *message);
+                    size_t n_frames, cc_clusters *out, const void *gain,
+                    void *common_mode, uint8_t *estimated, char *message);
 /* For tests: when set, a thread calls it before each step of a block of
  * rows (step k decides frame k - 1 and subtracts frame k), so a test can
  * hold one block back and show that its neighbours wait. */
@@ -422,6 +447,10 @@ int cc__npy_write(const char *path, const char *descr, int ndim,
 /* Reads a C-ordered uint8 or bool array of shape (rows, cols). */
 int cc__npy_read_bytes(const char *path, uint32_t rows, uint32_t cols,
                        uint8_t *data, char *message);
+/* Reads a C-ordered little-endian float32 or float64 array of shape
+ * (rows, cols) into doubles. */
+int cc__npy_read_reals(const char *path, uint32_t rows, uint32_t cols,
+                       double *data, char *message);
 
 /* ---- the CUDA backend (cuda/backend.cu, when built) ---- */
 
@@ -443,6 +472,12 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                      uint64_t first_number, size_t n_frames,
                      cc_clusters *out, void *common_mode,
                      uint8_t *estimated, char *message);
+
+/* From the next batch on, multiplies values and noise by factors (the
+ * working precision's k of docs/spec.md §9, copied to the GPU); NULL: no
+ * gain map. On failure the map in force stays. */
+int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors,
+                      char *message);
 
 /* After cc__cuda_process failed under CC_BACKEND_AUTO: which frames of
  * the batch the GPU's image holds (1) and which it does not (0), so that

@@ -83,6 +83,8 @@ struct cc__cuda {
     size_t shared_limit; /* shared memory a decide block may use */
     fixed_planes fixed;  /* device: what batches read */
     fixed_planes fixed_spare; /* device: where an upload goes first */
+    void *gain;          /* device: the factors k of docs/spec.md §9, a
+                            real a pixel; NULL without a gain map */
     void *state[3][2];   /* device: [buffer][s or s2] */
     int committed;       /* index of the committed buffer */
     uint32_t window;     /* the pedestal's N, from the last upload */
@@ -195,6 +197,7 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
         cudaFree(planes[k]->reference_offset);
         cudaFree(planes[k]->reference_rms);
     }
+    cudaFree(cuda->gain);
     for (int b = 0; b < 3; b++)
         for (int f = 0; f < 2; f++)
             cudaFree(cuda->state[b][f]);
@@ -496,6 +499,34 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
         cuda->slot_clusters = first_slot_clusters(cuda);
         return allocate_chunk_buffers(cuda, message);
     }
+    return CC_OK;
+}
+
+/* ---- the gain map ---- */
+
+int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors,
+                      char *message)
+{
+    REFUSE_IF_LOST(cuda);
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    /* No batch reads the factors while they change. */
+    CUDA_TRY(cudaStreamSynchronize(cuda->compute), "finishing the GPU's work");
+    void *next = NULL;
+    if (factors != NULL) {
+        /* Into a new buffer, switched in once complete: a failure leaves
+         * the map in force. */
+        size_t bytes = cuda->pixels * cuda->real_size;
+        CUDA_TRY(cudaMalloc(&next, bytes), "allocating the gain map");
+        cudaError_t copied =
+            cudaMemcpy(next, factors, bytes, cudaMemcpyHostToDevice);
+        if (copied != cudaSuccess) {
+            cudaFree(next);
+            return cuda_failure(message, "copying the gain map to the GPU",
+                                copied);
+        }
+    }
+    cudaFree(cuda->gain);
+    cuda->gain = next;
     return CC_OK;
 }
 
@@ -819,6 +850,7 @@ static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
                          ? (const T *)slot->common_mode +
                                i * cuda->regions.count
                          : NULL,
+                     (const T *)cuda->gain,
                      (T *)slot->v_planes + i * cuda->pixels,
                      slot->bitmaps + i * cuda->bitmap_words, slot->counts + i,
                      cuda->compute),

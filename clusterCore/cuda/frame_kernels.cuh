@@ -126,6 +126,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                               real *__restrict__ s_out,
                               real *__restrict__ s2_out,
                               const real *__restrict__ common_mode,
+                              const real *__restrict__ gain,
                               real *__restrict__ v_planes,
                               uint32_t *__restrict__ bitmaps,
                               uint32_t *__restrict__ counts)
@@ -231,8 +232,13 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                                                      (uint32_t)(left + values.col))]
                          : (real)0;
             y[i] = pixel_y_corrected(pixel_y(x, g.adc_mask, x0[i]), c);
-            v[i] = pixel_unless_masked(pixel_value_from_offset(y[i], r),
-                                       masked[i]);
+            real value = pixel_value_from_offset(y[i], r);
+            /* docs/spec.md §9.2: in the gain map's unit. */
+            if (gain != NULL)
+                value = pixel_gain_corrected(
+                    value, gain[(size_t)(top + values.row) * cols +
+                                (left + values.col)]);
+            v[i] = pixel_unless_masked(value, masked[i]);
         }
         __syncthreads();
 
@@ -279,12 +285,20 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                 real s2_mean;
                 real rms = pixel_rms_from_offset(r_plane[i], s2[i], n,
                                                  &s2_mean);
+                /* docs/spec.md §9.2: decided in the gain's unit, the
+                 * pedestal updated in ADU. */
+                real update = value;
+                if (gain != NULL) {
+                    rms = pixel_gain_corrected(
+                        rms, gain[(size_t)(top + at) * cols + (left + col)]);
+                    update = pixel_value_from_offset(y[i], r_plane[i]);
+                }
                 int flags = pixel_decide_unless_masked(
                     pixel_decide(value, peak[q], total[q], rms, nsigma,
                                  c3nsigma),
                     masked[i]);
                 int quiet = flags / PIXEL_QUIET;
-                s[i] = pixel_next_s(s[i], value, quiet);
+                s[i] = pixel_next_s(s[i], update, quiet);
                 s2[i] = pixel_next_s2(s2[i], y[i], s2_mean, quiet);
                 if (at >= core_row0 && at < core_row1 && col >= core_col0 &&
                     col < core_col1) {
@@ -321,7 +335,7 @@ __global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
 typedef void (*decide_function)(cc__frame_geometry, uint32_t, uint32_t,
                                 uint32_t, const uint16_t *, const uint16_t *,
                                 const uint8_t *, const real *, const real *,
-                                real *, real *, const real *,
+                                real *, real *, const real *, const real *,
                                 real *, uint32_t *, uint32_t *);
 #define DECIDE_ROW(HY)                                                        \
     {decide_kernel<1, HY>, decide_kernel<2, HY>, decide_kernel<3, HY>,        \

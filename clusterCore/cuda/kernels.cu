@@ -121,9 +121,9 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const uint16_t *frames, const uint16_t *baseline,
                               const uint8_t *pixel_mask, const T *s_in,
                               const T *s2_in, T *s_out, T *s2_out,
-                              const T *common_mode, T *v_planes,
-                              uint32_t *bitmaps, uint32_t *counts,
-                              cudaStream_t stream)
+                              const T *common_mode, const T *gain,
+                              T *v_planes, uint32_t *bitmaps,
+                              uint32_t *counts, cudaStream_t stream)
 {
     size_t shared =
         cc__decide_shared_bytes(geometry, shape, n_frames, sizeof(T));
@@ -139,7 +139,7 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
     kernels_of<T>::decide[geometry.half_y - 1][geometry.half_x - 1]<<<
         grid, shape.threads, shared, stream>>>(
         geometry, shape.tile_rows, shape.tile_cols, n_frames, frames,
-        baseline, pixel_mask, s_in, s2_in, s_out, s2_out, common_mode,
+        baseline, pixel_mask, s_in, s2_in, s_out, s2_out, common_mode, gain,
         v_planes, bitmaps, counts);
     return cudaGetLastError();
 }
@@ -229,8 +229,8 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
     template cudaError_t cc__launch_decide<T>(                                \
         const cc__frame_geometry &, const cc__launch_shape &, size_t,         \
         uint32_t, const uint16_t *, const uint16_t *, const uint8_t *,        \
-        const T *, const T *, T *, T *, const T *, T *, uint32_t *,           \
-        uint32_t *, cudaStream_t);                                            \
+        const T *, const T *, T *, T *, const T *, const T *, T *,            \
+        uint32_t *, uint32_t *, cudaStream_t);                                \
     template cudaError_t cc__launch_common_mode<T>(                           \
         const cc__frame_geometry &, const cc__common_mode_work &, uint32_t,   \
         const uint16_t *, const uint16_t *, const uint8_t *, const T *,       \

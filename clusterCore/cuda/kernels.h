@@ -62,9 +62,9 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               const uint16_t *frames, const uint16_t *baseline,
                               const uint8_t *pixel_mask, const T *s_in,
                               const T *s2_in, T *s_out, T *s2_out,
-                              const T *common_mode, T *v_planes,
-                              uint32_t *bitmaps, uint32_t *counts,
-                              cudaStream_t stream);
+                              const T *common_mode, const T *gain,
+                              T *v_planes, uint32_t *bitmaps,
+                              uint32_t *counts, cudaStream_t stream);
 
 /* A chunk's device scratch for the common mode (docs/spec.md §8.2), per
  * (frame, region) at frame * regions + region; cc__common_mode_parts

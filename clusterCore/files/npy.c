@@ -223,25 +223,27 @@ static int read_header(FILE *file, const char *path, struct npy_header *h,
     return rc;
 }
 
-int cc__npy_read_bytes(const char *path, uint32_t rows, uint32_t cols,
-                       uint8_t *data, char *message)
+/* Opens an .npy file of shape (rows, cols) in C order whose descr is one
+ * of types (n of them, needs naming them for the message), positioned at
+ * its data; *type is the index of the one found. */
+static int open_matrix(const char *path, uint32_t rows, uint32_t cols,
+                       const char *const *types, size_t n, const char *needs,
+                       FILE **result, size_t *type, char *message)
 {
+    *result = NULL;
     FILE *file = fopen(path, "rb");
     if (file == NULL)
         return cc__message(message, CC_EIO, "cannot open %s: %s", path,
                            strerror(errno));
     struct npy_header h;
     int rc = read_header(file, path, &h, message);
-    static const char *const byte_types[] = {"|u1", "<u1", ">u1", "u1",
-                                             "|b1", "b1"};
-    bool bytes = false;
-    for (size_t i = 0; rc == CC_OK && i < 6; i++)
-        bytes = bytes || strcmp(h.descr, byte_types[i]) == 0;
-    if (rc == CC_OK && !bytes)
-        rc = cc__message(message, CC_EFORMAT,
-                         "%s holds '%s'; uint8 or bool is needed "
-                         "(numpy: mask.astype(numpy.uint8))",
-                         path, h.descr);
+    *type = n;
+    for (size_t i = 0; rc == CC_OK && i < n; i++)
+        if (strcmp(h.descr, types[i]) == 0)
+            *type = i;
+    if (rc == CC_OK && *type == n)
+        rc = cc__message(message, CC_EFORMAT, "%s holds '%s'; %s is needed",
+                         path, h.descr, needs);
     if (rc == CC_OK && h.fortran_order)
         rc = cc__message(message, CC_EFORMAT,
                          "%s is in Fortran order; save it with "
@@ -254,12 +256,65 @@ int cc__npy_read_bytes(const char *path, uint32_t rows, uint32_t cols,
                          ") is needed",
                          path, h.ndim == 2 ? "of another size" : "not 2-D",
                          rows, cols);
-    size_t size = (size_t)rows * cols;
-    if (rc == CC_OK && fread(data, 1, size, file) != size)
+    if (rc != CC_OK) {
+        fclose(file);
+        return rc;
+    }
+    *result = file;
+    return CC_OK;
+}
+
+/* Reads size bytes of data that must end the file, and closes it. */
+static int read_data(FILE *file, const char *path, void *data, size_t size,
+                     char *message)
+{
+    int rc = CC_OK;
+    if (fread(data, 1, size, file) != size)
         rc = cc__message(message, CC_EFORMAT, "%s is truncated", path);
     if (rc == CC_OK && fgetc(file) != EOF)
         rc = cc__message(message, CC_EFORMAT,
                          "%s is longer than its header says", path);
     fclose(file);
+    return rc;
+}
+
+int cc__npy_read_bytes(const char *path, uint32_t rows, uint32_t cols,
+                       uint8_t *data, char *message)
+{
+    static const char *const byte_types[] = {"|u1", "<u1", ">u1", "u1",
+                                             "|b1", "b1"};
+    FILE *file;
+    size_t type;
+    int rc = open_matrix(path, rows, cols, byte_types, 6,
+                         "uint8 or bool (numpy: mask.astype(numpy.uint8))",
+                         &file, &type, message);
+    return rc != CC_OK ? rc
+                       : read_data(file, path, data, (size_t)rows * cols,
+                                   message);
+}
+
+int cc__npy_read_reals(const char *path, uint32_t rows, uint32_t cols,
+                       double *data, char *message)
+{
+    static const char *const real_types[] = {"<f4", "<f8"};
+    FILE *file;
+    size_t type;
+    int rc = open_matrix(path, rows, cols, real_types, 2,
+                         "little-endian float32 or float64", &file, &type,
+                         message);
+    if (rc != CC_OK)
+        return rc;
+    size_t pixels = (size_t)rows * cols;
+    if (type == 1)
+        return read_data(file, path, data, pixels * sizeof(double), message);
+    float *single = malloc(pixels * sizeof *single);
+    if (single == NULL) {
+        fclose(file);
+        return cc__message(message, CC_ENOMEM, "no memory to read %s", path);
+    }
+    rc = read_data(file, path, single, pixels * sizeof *single, message);
+    for (size_t p = 0; rc == CC_OK && p < pixels; p++)
+        data[p] = single[p];
+    free(single);
     return rc;
 }

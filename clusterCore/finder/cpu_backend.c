@@ -540,8 +540,8 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     struct cc__pedestal *pedestal,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
-                    size_t n_frames, cc_clusters *out, void *common_mode,
-                    uint8_t *estimated, char *message)
+                    size_t n_frames, cc_clusters *out, const void *gain,
+                    void *common_mode, uint8_t *estimated, char *message)
 {
     uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
     cc__clusters_clear(out, nx, ny);
@@ -560,6 +560,7 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                 .c3nsigma = cc__c3nsigma(config),
                 .baseline = pedestal->baseline,
                 .pixel_mask = pedestal->mask,
+                .gain = gain,
                 .regions = cc__regions_of((int)config->common_mode,
                                           config->rows, config->cols)},
         .pedestal = pedestal,

@@ -36,6 +36,7 @@ struct cc_finder {
         uint64_t estimated, unestimated;
         double sum, sum_sq, last;
     } *tally;
+    struct cc__gain gain; /* docs/spec.md §9 */
     char last_error[CC_MESSAGE_SIZE];
 };
 
@@ -228,6 +229,7 @@ void cc_finder_destroy(cc_finder *finder)
     free(finder->batch_common_mode);
     free(finder->batch_estimated);
     free(finder->tally);
+    cc__gain_free(&finder->gain);
     free(finder);
 }
 
@@ -338,6 +340,21 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
     } else if (config->rows == finder->config.rows &&
                config->cols == finder->config.cols) {
         copy_user_mask(&next->pedestal, &finder->pedestal);
+    }
+    /* The gain map is a setting of the same pixels: it moves over, or the
+     * change is refused when the new precision or adc_mask cannot take it. */
+    if (finder->gain.map != NULL && config->rows == finder->config.rows &&
+        config->cols == finder->config.cols) {
+        rc = cc_finder_set_gain(next, finder->gain.map, finder->gain.unit);
+        if (rc != CC_OK) {
+            cc__message(finder->last_error, rc, "%s", next->last_error);
+            if (pedestal_survives(&finder->config, config))
+                cc__pedestal_swap(&next->pedestal, &finder->pedestal);
+            finder->imaging = next->imaging; /* given back */
+            next->imaging = NULL;
+            cc_finder_destroy(next);
+            return rc;
+        }
     }
     /* Swap contents so the caller's handle stays valid. */
     cc_finder held = *finder;
@@ -595,7 +612,8 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
         rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
                              &frames, frame_numbers,
                              finder->counts.frames_processed, n_frames,
-                             clusters, finder->batch_common_mode,
+                             clusters, finder->gain.factor,
+                             finder->batch_common_mode,
                              finder->batch_estimated, finder->last_error);
         /* The centres lie in the frame, so adding cannot fail. */
         for (size_t k = 0; rc == CC_OK && finder->imaging != NULL &&
@@ -698,6 +716,75 @@ int cc_finder_get_mask(cc_finder *finder, uint8_t *mask)
         return FAIL(finder, CC_EINVAL, "mask is NULL");
     for (size_t p = 0; p < finder->pedestal.pixels; p++)
         mask[p] = finder->pedestal.mask[p] != 0;
+    return CC_OK;
+}
+
+int cc_finder_set_gain(cc_finder *finder, const double *gain,
+                       cc_gain_unit unit)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    size_t pixels = finder->pedestal.pixels;
+    int rc = gain == NULL
+                 ? CC_OK
+                 : cc__gain_check(gain, pixels, finder->config.cols, unit,
+                                  finder->config.precision,
+                                  finder->config.adc_mask, finder->last_error);
+    if (rc != CC_OK)
+        return rc;
+    struct cc__gain next = {.unit = unit};
+    if (gain != NULL) {
+        next.map = malloc(pixels * sizeof *next.map);
+        if (next.map == NULL)
+            return FAIL(finder, CC_ENOMEM, "no memory for a gain map");
+        memcpy(next.map, gain, pixels * sizeof *next.map);
+        if (cc__gain_factors(&next, pixels, finder->config.precision,
+                             &next.factor) != CC_OK) {
+            cc__gain_free(&next);
+            return FAIL(finder, CC_ENOMEM, "no memory for a gain map");
+        }
+    }
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda != NULL)
+        rc = cc__cuda_set_gain(finder->cuda, next.factor, finder->last_error);
+#endif
+    if (rc != CC_OK) { /* the GPU keeps the map in force: so does the host */
+        cc__gain_free(&next);
+        return rc;
+    }
+    cc__gain_free(&finder->gain);
+    finder->gain = next;
+    return CC_OK;
+}
+
+int cc_finder_load_gain(cc_finder *finder, const char *path,
+                        cc_gain_unit unit)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    double *gain = malloc(finder->pedestal.pixels * sizeof *gain);
+    if (gain == NULL)
+        return FAIL(finder, CC_ENOMEM, "no memory for a gain map");
+    int rc = cc_gain_map_read(path, finder->config.rows, finder->config.cols,
+                              gain, finder->last_error);
+    if (rc == CC_OK)
+        rc = cc_finder_set_gain(finder, gain, unit);
+    free(gain);
+    return rc;
+}
+
+int cc_finder_get_gain(const cc_finder *finder, double *gain,
+                       cc_gain_unit *unit)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (finder->gain.map == NULL)
+        return CC_ESTATE;
+    if (gain != NULL)
+        memcpy(gain, finder->gain.map,
+               finder->pedestal.pixels * sizeof *gain);
+    if (unit != NULL)
+        *unit = finder->gain.unit;
     return CC_OK;
 }
 

@@ -89,6 +89,13 @@ static inline CC__HD real pixel_value(uint16_t x, uint16_t adc_mask,
                                    pixel_offset(s, n));
 }
 
+/* docs/spec.md §9.2: a value or an rms in the gain map's unit, from the
+ * pixel's factor k = u / g. */
+static inline CC__HD real pixel_gain_corrected(real value, real factor)
+{
+    return value * factor;
+}
+
 /* docs/spec.md §7.1: a masked pixel is a cell outside the frame, so its
  * value is 0 in every window sum, maximum and emitted cluster. A select,
  * not a product: 0 * v would be -0 for a negative v. */

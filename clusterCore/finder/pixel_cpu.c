@@ -225,12 +225,33 @@ static inline real region_common_mode(const struct cc__frame_job *job,
                : (real)0;
 }
 
-/* Writes rows [row0, row1) of the frame's subtracted values: v = (x - X0
- * - c) - r, and hmax, the running max(0, v) over Nx cells. Cells outside
- * the frame are 0, which is exactly the spec's "skipped in sums and
- * maxima, 0 in the emitted cluster": the padding rows and columns are
- * never written. Masked pixels are written as 0 for the same reason. A
- * row is taken in runs of columns that share a common mode c. */
+/* v = (x - X0 - c) - r of n pixels of a row that share the common mode
+ * c, times each pixel's gain factor when gain is not NULL (docs/spec.md
+ * §9.2), 0 where masked. Inlined with gain NULL and not, so that each
+ * loop vectorises without a test per pixel. */
+ROW_LOOP void row_values(size_t n, real c, real n_window, uint16_t mask,
+                         const uint16_t *restrict x,
+                         const uint16_t *restrict baseline,
+                         const uint8_t *restrict masked,
+                         const real *restrict s, const real *restrict gain,
+                         real *restrict v)
+{
+    for (size_t ix = 0; ix < n; ix++) {
+        real value = pixel_value_from_offset(
+            pixel_y_corrected(pixel_y(x[ix], mask, baseline[ix]), c),
+            pixel_offset(s[ix], n_window));
+        if (gain != NULL)
+            value = pixel_gain_corrected(value, gain[ix]);
+        v[ix] = pixel_unless_masked(value, masked[ix]);
+    }
+}
+
+/* Writes rows [row0, row1) of the frame's subtracted values (row_values)
+ * and hmax, the running max(0, v) over Nx cells. Cells outside the frame
+ * are 0, which is exactly the spec's "skipped in sums and maxima, 0 in
+ * the emitted cluster": the padding rows and columns are never written.
+ * Masked pixels are written as 0 for the same reason. A row is taken in
+ * runs of columns that share a common mode c. */
 ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
                               uint32_t row0, uint32_t row1)
 {
@@ -244,19 +265,20 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
         const uint16_t *restrict baseline = job->baseline + first;
         const uint8_t *restrict masked = job->pixel_mask + first;
         const real *restrict s = (const real *)job->s_in + first;
+        const real *gain = job->gain;
         real *restrict v = (real *)job->v + (row + job->half_y) * width;
         real *restrict v_cols = v + job->half_x;
         for (uint32_t x0 = 0, end; x0 < cols; x0 = end) {
             end = cc__region_run_end(&job->regions, x0);
             real c = region_common_mode(
                 job, cc__region_of(&job->regions, (uint32_t)row, x0));
-            for (size_t ix = x0; ix < end; ix++)
-                v_cols[ix] = pixel_unless_masked(
-                    pixel_value_from_offset(
-                        pixel_y_corrected(pixel_y(x[ix], mask, baseline[ix]),
-                                          c),
-                        pixel_offset(s[ix], n)),
-                    masked[ix]);
+            if (gain != NULL)
+                row_values(end - x0, c, n, mask, x + x0, baseline + x0,
+                           masked + x0, s + x0, gain + first + x0,
+                           v_cols + x0);
+            else
+                row_values(end - x0, c, n, mask, x + x0, baseline + x0,
+                           masked + x0, s + x0, NULL, v_cols + x0);
         }
         real *restrict hmax = (real *)job->hmax + (row + job->half_y) * cols;
         for (size_t ix = 0; ix < cols; ix++)
@@ -331,6 +353,7 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
                           const uint16_t *restrict x,
                           const uint16_t *restrict baseline,
                           const uint8_t *restrict masked,
+                          const real *restrict gain,
                           const real *restrict v, const real *restrict wmax,
                           const real *restrict total,
                           const real *restrict s_in,
@@ -339,16 +362,24 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
 {
     for (size_t ix = 0; ix < cols; ix++) {
         real s2_mean;
-        real rms = pixel_rms(s_in[ix], s2_in[ix], t.n, &s2_mean);
+        real r = pixel_offset(s_in[ix], t.n);
+        real rms = pixel_rms_from_offset(r, s2_in[ix], t.n, &s2_mean);
+        real y = pixel_y_corrected(pixel_y(x[ix], t.adc_mask, baseline[ix]),
+                                   t.common_mode);
+        /* docs/spec.md §9.2: decided in the gain's unit, the pedestal
+         * updated in ADU. */
+        real update = v[ix];
+        if (gain != NULL) {
+            rms = pixel_gain_corrected(rms, gain[ix]);
+            update = pixel_value_from_offset(y, r);
+        }
         int flags = pixel_decide_unless_masked(
             pixel_decide(v[ix], wmax[ix], total[ix], rms, t.nsigma,
                          t.c3nsigma),
             masked[ix]);
         int quiet = flags / PIXEL_QUIET;
         emit[ix] = (uint8_t)(flags & PIXEL_EMIT);
-        real y = pixel_y_corrected(pixel_y(x[ix], t.adc_mask, baseline[ix]),
-                                   t.common_mode);
-        s_out[ix] = pixel_next_s(s_in[ix], v[ix], quiet);
+        s_out[ix] = pixel_next_s(s_in[ix], update, quiet);
         s2_out[ix] = pixel_next_s2(s2_in[ix], y, s2_mean, quiet);
     }
 }
@@ -369,13 +400,25 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
         t.common_mode = region_common_mode(
             job, cc__region_of(&job->regions, (uint32_t)iy, x0));
         size_t at = first + x0;
-        decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
-                      job->pixel_mask + at, v + x0, (real *)worker->wmax + x0,
-                      (real *)worker->total + x0,
-                      (const real *)job->s_in + at,
-                      (const real *)job->s2_in + at,
-                      (real *)job->s_out + at, (real *)job->s2_out + at,
-                      worker->emit + x0);
+        const real *gain = job->gain;
+        if (gain != NULL)
+            decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
+                          job->pixel_mask + at, gain + at, v + x0,
+                          (real *)worker->wmax + x0,
+                          (real *)worker->total + x0,
+                          (const real *)job->s_in + at,
+                          (const real *)job->s2_in + at,
+                          (real *)job->s_out + at, (real *)job->s2_out + at,
+                          worker->emit + x0);
+        else
+            decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
+                          job->pixel_mask + at, NULL, v + x0,
+                          (real *)worker->wmax + x0,
+                          (real *)worker->total + x0,
+                          (const real *)job->s_in + at,
+                          (const real *)job->s2_in + at,
+                          (real *)job->s_out + at, (real *)job->s2_out + at,
+                          worker->emit + x0);
     }
 }
 

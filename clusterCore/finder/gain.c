@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gain.c: the per-pixel gain map of docs/spec.md §9 and the factors
+ * k = u / g the backends multiply values and noise by.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const gain_unit_names[] = {"relative", "adu-per-kev"};
+enum { GAIN_UNITS = sizeof gain_unit_names / sizeof gain_unit_names[0] };
+
+const char *cc_gain_unit_name(cc_gain_unit unit)
+{
+    return (unsigned)unit < GAIN_UNITS ? gain_unit_names[unit] : NULL;
+}
+
+int cc_gain_unit_parse(const char *name, cc_gain_unit *unit, char *message)
+{
+    for (unsigned u = 0; name != NULL && u < GAIN_UNITS; u++)
+        if (strcmp(name, gain_unit_names[u]) == 0) {
+            *unit = (cc_gain_unit)u;
+            return CC_OK;
+        }
+    return cc__message(message, CC_EINVAL,
+                       "unknown gain unit '%s': relative or adu-per-kev",
+                       name != NULL ? name : "(null)");
+}
+
+/* u of docs/spec.md §9.1: the values' unit per the map's. */
+static double unit_scale(cc_gain_unit unit)
+{
+    return unit == CC_GAIN_ADU_PER_KEV ? 1000.0 : 1.0;
+}
+
+/* k in the working precision, from the division in double. */
+static double factor_in(cc_precision precision, double k)
+{
+    return precision == CC_PRECISION_DOUBLE ? k : (double)(float)k;
+}
+
+int cc__gain_check(const double *map, size_t pixels, uint32_t cols,
+                   cc_gain_unit unit, cc_precision precision,
+                   uint16_t adc_mask, char *message)
+{
+    if (cc_gain_unit_name(unit) == NULL)
+        return cc__message(message, CC_EINVAL,
+                           "unknown gain unit %d: relative (0) or "
+                           "adu-per-kev (1)",
+                           (int)unit);
+    /* docs/spec.md §9.1: k (adc_mask + 1) <= 2^23 keeps float's integers. */
+    double k_max = 8388608.0 / ((double)adc_mask + 1.0);
+    for (size_t p = 0; p < pixels; p++) {
+        double g = map[p];
+        const char *why = NULL;
+        if (!isfinite(g) || !(g > 0))
+            why = "a gain must be finite and above 0";
+        else if (!(factor_in(precision, unit_scale(unit) / g) <= k_max))
+            why = "so small a gain would take values past the range of "
+                  "exact integers";
+        if (why != NULL)
+            return cc__message(message, CC_EINVAL,
+                               "gain map pixel (row %zu, col %zu) is %g%s: "
+                               "%s (at least %g)",
+                               p / cols, p % cols, g,
+                               unit == CC_GAIN_ADU_PER_KEV ? " ADU/keV" : "",
+                               why, unit_scale(unit) / k_max);
+    }
+    return CC_OK;
+}
+
+int cc__gain_factors(const struct cc__gain *gain, size_t pixels,
+                     cc_precision precision, void **factors)
+{
+    *factors = NULL;
+    if (gain->map == NULL)
+        return CC_OK;
+    void *k = malloc(pixels * cc__precision_size(precision));
+    if (k == NULL)
+        return CC_ENOMEM;
+    double scale = unit_scale(gain->unit);
+    for (size_t p = 0; p < pixels; p++) {
+        if (precision == CC_PRECISION_DOUBLE)
+            ((double *)k)[p] = scale / gain->map[p];
+        else
+            ((float *)k)[p] = (float)(scale / gain->map[p]);
+    }
+    *factors = k;
+    return CC_OK;
+}
+
+void cc__gain_free(struct cc__gain *gain)
+{
+    free(gain->map);
+    free(gain->factor);
+    *gain = (struct cc__gain){0};
+}
