@@ -319,7 +319,8 @@ START_TEST(raw_master_json_is_strict)
                          bad[i].insert);
         char message[CC_MESSAGE_SIZE] = "";
         ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
-                                              &info, message), CC_EFORMAT);
+                                              CC_RAW_CHIP_UNSAID, &info,
+                                              message), CC_EFORMAT);
         ck_assert_msg(strstr(message, master) && strstr(message, bad[i].says),
                       "case %zu: '%s' lacks the file or '%s'", i, message,
                       bad[i].says);
@@ -328,30 +329,34 @@ START_TEST(raw_master_json_is_strict)
      * nested deeper than any parser's stack should go. */
     char message[CC_MESSAGE_SIZE];
     for (size_t cut = 0; cut < length - 1; cut += 7)
-        ck_assert_int_eq(cc__raw_master_parse(text, cut, master, &info,
+        ck_assert_int_eq(cc__raw_master_parse(text, cut, master,
+                                              CC_RAW_CHIP_UNSAID, &info,
                                               message), CC_EFORMAT);
     int n = snprintf(variant, sizeof variant, "%s {}", text);
-    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
-                                          message), CC_EFORMAT);
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message),
+                     CC_EFORMAT);
     memcpy(variant, text, length);
     variant[10] = '\0';
-    ck_assert_int_eq(cc__raw_master_parse(variant, length, master, &info,
-                                          message), CC_EFORMAT);
+    ck_assert_int_eq(cc__raw_master_parse(variant, length, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message),
+                     CC_EFORMAT);
     n = snprintf(variant, sizeof variant, "%.*s, \"Note\": ", head, text);
     for (int depth = 0; depth < 3000; depth++)
         variant[n++] = '[';
-    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
-                                          message), CC_EFORMAT);
-    ck_assert_int_eq(cc__raw_master_parse("[]", 2, master, &info, message),
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message),
                      CC_EFORMAT);
+    ck_assert_int_eq(cc__raw_master_parse("[]", 2, master, CC_RAW_CHIP_UNSAID,
+                                          &info, message), CC_EFORMAT);
     ck_assert_ptr_nonnull(strstr(message, "not a JSON object"));
     /* Legal JSON the writer never writes. */
     n = snprintf(variant, sizeof variant,
                  "%.*s,\r\n\t\"Note\": [\"\\u00d6\\n\\ud83d\\ude00\", -1.5e+3, "
                  "{\"a\": null}, true, false]}\n",
                  head, text);
-    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
-                                          message), CC_OK);
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message), CC_OK);
     ck_assert_uint_eq(info.frames, FRAMES);
     ck_assert_uint_eq(info.rows, ROWS);
     ck_assert_uint_eq(info.cols, COLS);
