@@ -55,6 +55,11 @@ bool cc__raw_layout_is_adc(cc_raw_layout layout);
  * is the index, in the data file's order, of that pixel's value.
  * CC_EINVAL for the row layout, which has no map. */
 int cc__raw_layout_map(cc_raw_layout layout, uint32_t *map);
+/* For an ADC-order layout, its map, built, and a frame of scratch to read
+ * or write the file's order in; both NULL in rows. The caller frees them,
+ * also after a failure. */
+int cc__raw_layout_buffers(cc_raw_layout layout, uint32_t **map,
+                           uint16_t **scratch, char *message);
 
 /* slsDetector's sls_detector_header, little-endian and packed. */
 struct cc__raw_header {

@@ -10,6 +10,8 @@
  * column s mod 25 of the supercolumn, s div 25 rows from the middle.
  * The chips differ only in which supercolumn each ADC reads.
  */
+#include <stdlib.h>
+
 #include "internal.h"
 #include "raw.h"
 
@@ -76,4 +78,18 @@ int cc__raw_layout_map(cc_raw_layout layout, uint32_t *map)
         }
     }
     return CC_OK;
+}
+
+int cc__raw_layout_buffers(cc_raw_layout layout, uint32_t **map,
+                           uint16_t **scratch, char *message)
+{
+    *map = NULL;
+    *scratch = NULL;
+    if (!cc__raw_layout_is_adc(layout))
+        return CC_OK;
+    *map = malloc(CC_RAW_ADC_PIXELS * sizeof **map);
+    *scratch = malloc(CC_RAW_ADC_PIXELS * sizeof **scratch);
+    if (*map == NULL || *scratch == NULL)
+        return cc__message(message, CC_ENOMEM, "out of memory");
+    return cc__raw_layout_map(layout, *map);
 }

@@ -78,13 +78,9 @@ int cc_raw_reader_open_chip(cc_raw_reader **reader, const char *master_path,
     int rc = cc__run_name_parse(master_path, &made->name, message);
     if (rc == CC_OK)
         rc = cc__raw_master_read(master_path, chip, &made->info, message);
-    if (rc == CC_OK && cc__raw_layout_is_adc(made->info.layout)) {
-        made->map = malloc(CC_RAW_ADC_PIXELS * sizeof *made->map);
-        made->scratch = malloc(CC_RAW_ADC_PIXELS * sizeof *made->scratch);
-        rc = made->map == NULL || made->scratch == NULL
-                 ? cc__message(message, CC_ENOMEM, "out of memory")
-                 : cc__raw_layout_map(made->info.layout, made->map);
-    }
+    if (rc == CC_OK)
+        rc = cc__raw_layout_buffers(made->info.layout, &made->map,
+                                    &made->scratch, message);
     if (rc != CC_OK) {
         cc_raw_reader_close(made);
         return rc;

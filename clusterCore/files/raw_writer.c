@@ -73,13 +73,9 @@ int cc_raw_writer_new_layout(cc_raw_writer **writer, const char *master_path,
     int rc = cc__run_name_parse(master_path, &made->name, message);
     if (rc == CC_OK && (made->master_path = strdup(master_path)) == NULL)
         rc = cc__message(message, CC_ENOMEM, "out of memory");
-    if (rc == CC_OK && adc) {
-        made->map = malloc(CC_RAW_ADC_PIXELS * sizeof *made->map);
-        made->scratch = malloc(CC_RAW_ADC_PIXELS * sizeof *made->scratch);
-        rc = made->map == NULL || made->scratch == NULL
-                 ? cc__message(message, CC_ENOMEM, "out of memory")
-                 : cc__raw_layout_map(layout, made->map);
-    }
+    if (rc == CC_OK)
+        rc = cc__raw_layout_buffers(layout, &made->map, &made->scratch,
+                                    message);
     if (rc != CC_OK) {
         cc_raw_writer_destroy(made);
         return rc;
