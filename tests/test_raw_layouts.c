@@ -43,10 +43,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", directory);
-    ck_assert_int_eq(system(command), 0);
-    memcpy(directory + strlen(directory) - 6, "XXXXXX", 6);
+    test_remove_directory(directory);
     free(frames);
     free(back);
 }
@@ -84,27 +81,8 @@ static size_t read_run(cc_raw_chip chip, uint64_t *out_numbers,
                        char *notices, size_t notices_size,
                        cc_raw_stats *stats, cc_raw_info *info)
 {
-    char message[CC_MESSAGE_SIZE];
-    cc_raw_reader *reader;
-    ck_assert_msg(cc_raw_reader_open_chip(&reader, master, chip, message) ==
-                      CC_OK, "%s", message);
-    cc_raw_reader_info(reader, info);
-    size_t total = 0, n;
-    do {
-        ck_assert_int_eq(cc_raw_reader_read(reader, back + total * PIXELS,
-                                            out_numbers + total, 2, &n,
-                                            message), CC_OK);
-        total += n;
-    } while (n > 0);
-    notices[0] = '\0';
-    for (const char *notice = cc_raw_reader_notice(reader); notice != NULL;
-         notice = cc_raw_reader_notice(reader)) {
-        strncat(notices, notice, notices_size - strlen(notices) - 2);
-        strcat(notices, "\n");
-    }
-    cc_raw_reader_stats(reader, stats);
-    cc_raw_reader_close(reader);
-    return total;
+    return test_read_raw_run(master, chip, PIXELS, back, out_numbers, notices,
+                             notices_size, stats, info);
 }
 
 /* Value p of frame k in the first data file (PER_FILE frames a file). */
@@ -235,19 +213,7 @@ END_TEST
 /* Replaces the first occurrence of from by to in the master file. */
 static void edit_master(const char *from, const char *to)
 {
-    static char text[8192];
-    FILE *file = fopen(master, "rb");
-    ck_assert_ptr_nonnull(file);
-    size_t length = fread(text, 1, sizeof text - 1, file);
-    fclose(file);
-    text[length] = '\0';
-    char *at = strstr(text, from);
-    ck_assert_msg(at != NULL, "no '%s' in the master file", from);
-    file = fopen(master, "wb");
-    fwrite(text, 1, (size_t)(at - text), file);
-    fputs(to, file);
-    fputs(at + strlen(from), file);
-    fclose(file);
+    test_edit_file(master, from, to);
 }
 
 /* What a master file says that the reader does not know is refused with
