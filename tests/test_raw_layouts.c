@@ -263,9 +263,9 @@ START_TEST(layouts_unknown_refused)
 }
 END_TEST
 
-/* Master files of MÖNCH's receivers before 8.0 wrote "Analog Samples"
- * without "Analog Flag", and the 8.x chip test board "ADC Mask" as a
- * number: both read as the same run. */
+/* Master files of MÖNCH's receivers of the chip test board's time wrote
+ * "Analog Samples" without "Analog Flag", in 7.x or 8.x keys, and the 8.x
+ * chip test board "ADC Mask" as a number: each reads as the same run. */
 START_TEST(layouts_older_keys)
 {
     write_run(CC_RAW_LAYOUT_MOENCH03_OLD);
@@ -275,10 +275,16 @@ START_TEST(layouts_older_keys)
     char notices[2048];
     cc_raw_stats stats;
     cc_raw_info info;
-    ck_assert_uint_eq(read_run(CC_RAW_CHIP_UNSAID, back_numbers, notices,
-                               sizeof notices, &stats, &info), FRAMES);
-    ck_assert_int_eq(info.layout, CC_RAW_LAYOUT_MOENCH03_OLD);
-    ck_assert_mem_eq(back, frames, sizeof *frames * FRAMES * PIXELS);
+    for (int version = 7; version <= 8; version++) {
+        if (version == 8) {
+            edit_master("\"Version\": 7.2", "\"Version\": 8.0");
+            edit_master("\"Image Size in bytes\"", "\"Image Size\"");
+        }
+        ck_assert_uint_eq(read_run(CC_RAW_CHIP_UNSAID, back_numbers, notices,
+                                   sizeof notices, &stats, &info), FRAMES);
+        ck_assert_int_eq(info.layout, CC_RAW_LAYOUT_MOENCH03_OLD);
+        ck_assert_mem_eq(back, frames, sizeof *frames * FRAMES * PIXELS);
+    }
     write_run(CC_RAW_LAYOUT_CTB_MOENCH04);
     edit_master("\"Version\": 7.2", "\"Version\": 8.0");
     edit_master("\"Image Size in bytes\"", "\"Image Size\"");

@@ -134,8 +134,7 @@ static int get_adc_mask(const json_t *root, const char *path, uint64_t *mask,
  * samples or of ADCs) is refused. *packet_bytes is the data bytes of a
  * UDP packet, by the link ("Ten Giga") in ADC order. */
 static int read_readout(const json_t *root, const char *path, bool board,
-                        double version, bool *adc, uint64_t *packet_bytes,
-                        char *message)
+                        bool *adc, uint64_t *packet_bytes, char *message)
 {
     uint64_t analog = 2, samples = 0, digital = 0, transceiver = 0,
              mask = 0xffffffffull, ten_giga = 2;
@@ -164,10 +163,11 @@ static int read_readout(const json_t *root, const char *path, bool board,
                            "only", path, digital ? "digital" : "transceiver",
                            digital ? "Digital" : "Transceiver");
     bool has_samples = json_object_get(root, "Analog Samples") != NULL;
-    /* Before 8.0, MÖNCH's receivers wrote "Analog Samples" without a
-     * flag: the frames were analog samples. */
+    /* MÖNCH's receivers of the chip test board's time wrote "Analog
+     * Samples" without a flag: the frames were analog samples (as aare
+     * 2026.9.30 reads them). */
     if (analog == 2)
-        analog = board ? 2 : has_samples && version < 8 ? 1 : 0;
+        analog = board ? 2 : has_samples ? 1 : 0;
     if (analog == 2)
         return cc__message(message, CC_ENOTSUP,
                            "%s: the chip test board run does not say that it "
@@ -233,7 +233,7 @@ static int read_keys(const json_t *root, const char *path, cc_raw_chip chip,
                            "named for chip test board runs only", path);
     bool adc = false;
     uint64_t packet = CC_RAW_PACKET_BYTES;
-    int rc = read_readout(root, path, board, number, &adc, &packet, message);
+    int rc = read_readout(root, path, board, &adc, &packet, message);
     if (rc != CC_OK)
         return rc;
     if (board && chip == CC_RAW_CHIP_UNSAID)
