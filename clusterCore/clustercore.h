@@ -846,6 +846,34 @@ CC_API int cc_truth_score_set_interpolator(cc_truth_score *score,
 #define CC_RAW_PACKET_BYTES 6400 /* MÖNCH data bytes per UDP packet */
 #define CC_RAW_INTERFACES_MAX 2
 
+/* How a run's data files hold a frame's pixels (docs/spec.md §5.2). The
+ * master file decides it; the reader delivers every layout as row-major
+ * frames. The ADC-order layouts are MÖNCH frames of 400 x 400: 5000 analog
+ * samples of the 32 ADCs, sample after sample, which a pixel map puts in
+ * rows. */
+typedef enum cc_raw_layout {
+    CC_RAW_LAYOUT_ROWS = 0,         /* "Moench": today's receivers, in rows */
+    CC_RAW_LAYOUT_MOENCH03_OLD = 1, /* "Moench" with 5000 analog samples:
+                                       MÖNCH03's ADC order (aare's
+                                       Moench03_old) */
+    CC_RAW_LAYOUT_CTB_MOENCH03 = 2, /* "ChipTestBoard" with MÖNCH03 on the
+                                       board (aare's Moench03Transform) */
+    CC_RAW_LAYOUT_CTB_MOENCH04 = 3  /* "ChipTestBoard" with MÖNCH04 on the
+                                       board (Moench04AnalogTransform) */
+} cc_raw_layout;
+
+/* "rows", "moench03-old", "ctb-moench03", "ctb-moench04"; NULL for a value
+ * that is not a layout. */
+CC_API const char *cc_raw_layout_name(cc_raw_layout layout);
+
+/* The chip a chip test board run was taken with, which its master file
+ * does not say: the caller says it (cc_raw_reader_open_chip). */
+typedef enum cc_raw_chip {
+    CC_RAW_CHIP_UNSAID = 0,  /* a chip test board run is refused */
+    CC_RAW_CHIP_MOENCH03 = 1,
+    CC_RAW_CHIP_MOENCH04 = 2
+} cc_raw_chip;
+
 typedef struct cc_raw_info {
     double version;               /* "Version": 7.x or 8.x */
     uint32_t rows, cols;          /* the whole frame: "Pixels" y times the
@@ -859,6 +887,7 @@ typedef struct cc_raw_info {
     uint32_t files;               /* data files the frames are split into */
     uint32_t frame_padding;       /* "Frame Padding" */
     uint32_t packets_per_frame;   /* a complete part's packetNumber */
+    cc_raw_layout layout;         /* how the data files hold the pixels */
 } cc_raw_info;
 
 typedef struct cc_raw_stats {
@@ -874,14 +903,24 @@ typedef struct cc_raw_stats {
 typedef struct cc_raw_reader cc_raw_reader;
 
 /* Opens a run by its master file and checks that it is a MÖNCH run that
- * this reader understands (one module, one or two UDP interfaces). */
+ * this reader understands (one module, one or two UDP interfaces, a
+ * layout of cc_raw_layout); what it does not understand is refused with
+ * CC_ENOTSUP and a sentence naming it. A chip test board run is refused:
+ * open it with cc_raw_reader_open_chip. */
 CC_API int cc_raw_reader_open(cc_raw_reader **reader, const char *master_path,
                               char *message);
+/* The same, for a run taken with chip on a chip test board (CC_RAW_CHIP_UNSAID:
+ * as cc_raw_reader_open). A "Moench" run is of MÖNCH03: naming MÖNCH04
+ * for one is refused (CC_EINVAL). */
+CC_API int cc_raw_reader_open_chip(cc_raw_reader **reader,
+                                   const char *master_path, cc_raw_chip chip,
+                                   char *message);
 CC_API void cc_raw_reader_close(cc_raw_reader *reader);
 CC_API int cc_raw_reader_info(const cc_raw_reader *reader, cc_raw_info *info);
 CC_API int cc_raw_reader_stats(const cc_raw_reader *reader,
                                cc_raw_stats *stats);
-/* Reads up to max_frames complete frames (rows * cols uint16 each) and
+/* Reads up to max_frames complete frames (rows * cols uint16 each, in rows
+ * whatever the run's layout) and
  * their numbers from the headers (frame_numbers may be NULL); *n_read is 0
  * at the end of the run. A missing or truncated data file or a padded
  * frame does not fail the call: the reader skips what is incomplete, keeps
@@ -901,6 +940,14 @@ typedef struct cc_raw_writer cc_raw_writer;
 CC_API int cc_raw_writer_new(cc_raw_writer **writer, const char *master_path,
                              uint32_t rows, uint32_t cols,
                              uint32_t max_frames_per_file, char *message);
+/* The same, in layout: frames are given in rows and written in the
+ * layout's order, under its master file (an ADC-order layout takes frames
+ * of 400 x 400 only). */
+CC_API int cc_raw_writer_new_layout(cc_raw_writer **writer,
+                                    const char *master_path, uint32_t rows,
+                                    uint32_t cols,
+                                    uint32_t max_frames_per_file,
+                                    cc_raw_layout layout, char *message);
 CC_API int cc_raw_writer_write(cc_raw_writer *writer, const uint16_t *frames,
                                const uint64_t *frame_numbers, size_t n_frames,
                                char *message);

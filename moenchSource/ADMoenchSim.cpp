@@ -10,6 +10,7 @@
  * NDArrays meanwhile; the acquisition thread publishes them in order.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <new>
 
@@ -107,6 +108,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     createParam(MoenchDarkFramesString,  asynParamInt32,   &MoenchDarkFrames);
     createParam(MoenchSourceString,      asynParamInt32,   &MoenchSource);
     createParam(MoenchRawFileString,     asynParamOctet,   &MoenchRawFile);
+    createParam(MoenchRawChipString,     asynParamInt32,   &MoenchRawChip);
     createParam(MoenchFrameNumberString, asynParamInt32,   &MoenchFrameNumber);
     createParam(MoenchCycleFramesString, asynParamInt32,   &MoenchCycleFrames);
     createParam(MoenchSourceThreadsString, asynParamInt32, &MoenchSourceThreads);
@@ -158,6 +160,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     setIntegerParam(MoenchDarkFrames, 0);
     setIntegerParam(MoenchSource, ADMoenchSourceSimulated);
     setStringParam(MoenchRawFile, "");
+    setIntegerParam(MoenchRawChip, CC_RAW_CHIP_UNSAID);
     setIntegerParam(MoenchFrameNumber, 0);
     setIntegerParam(MoenchCycleFrames, 0);
     setIntegerParam(MoenchSourceThreads,
@@ -233,6 +236,9 @@ void ADMoenchSim::readSettings(Settings *settings)
     settings->frameRing = frameRing > 0 ? (size_t)frameRing : 0;
     getStringParam(MoenchRawFile, (int)sizeof(rawPath), rawPath);
     settings->rawPath = rawPath;
+    int rawChip;
+    getIntegerParam(MoenchRawChip, &rawChip);
+    settings->rawChip = (cc_raw_chip)rawChip;
 }
 
 /** True when Acquire=0 was written during this acquisition; called with
@@ -306,8 +312,17 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
                           "no raw file to replay: set MoenchRawFile to a master JSON file");
             return CC_EINVAL;
         }
-        rc = cc_raw_reader_open(&rawReader_, settings.rawPath.c_str(), message);
-        if (rc != CC_OK) return rc;
+        rc = cc_raw_reader_open_chip(&rawReader_, settings.rawPath.c_str(),
+                                     settings.rawChip, message);
+        if (rc != CC_OK) {
+            /* The library names what it does not understand; the PV that
+             * names the chip is the driver's. */
+            if (rc == CC_ENOTSUP && settings.rawChip == CC_RAW_CHIP_UNSAID &&
+                strstr(message, "which chip") != NULL)
+                epicsSnprintf(message + strlen(message), CC_MESSAGE_SIZE - strlen(message),
+                              " (MoenchRawChip)");
+            return rc;
+        }
         cc_raw_info info;
         rc = cc_raw_reader_info(rawReader_, &info);
         if (rc != CC_OK) {
@@ -412,7 +427,8 @@ int ADMoenchSim::reopenRawRun(const Settings &settings, char *message)
 {
     cc_raw_reader_close(rawReader_);
     rawReader_ = NULL;
-    int rc = cc_raw_reader_open(&rawReader_, settings.rawPath.c_str(), message);
+    int rc = cc_raw_reader_open_chip(&rawReader_, settings.rawPath.c_str(),
+                                     settings.rawChip, message);
     if (rc != CC_OK) return rc;
     cc_raw_info info;
     rc = cc_raw_reader_info(rawReader_, &info);
@@ -796,6 +812,14 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
         } else {
             epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
                           "%s: unknown MoenchSource %d", driverName, value);
+            status = asynError;
+        }
+    } else if (function == MoenchRawChip) {
+        if (value >= CC_RAW_CHIP_UNSAID && value <= CC_RAW_CHIP_MOENCH04) {
+            setIntegerParam(function, value);
+        } else {
+            epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
+                          "%s: unknown MoenchRawChip %d", driverName, value);
             status = asynError;
         }
     } else if (function < FIRST_MOENCH_PARAM) {

@@ -48,6 +48,7 @@ typedef enum {
 #define MoenchDarkFramesString  "MOENCH_DARK_FRAMES"   /* (asynInt32,   r/w) Dark frames at the start of each acquisition */
 #define MoenchSourceString      "MOENCH_SOURCE"        /* (asynInt32,   r/w) ADMoenchSource_t */
 #define MoenchRawFileString     "MOENCH_RAW_FILE"      /* (asynOctet,   r/w) Master JSON file of the run to replay */
+#define MoenchRawChipString     "MOENCH_RAW_CHIP"      /* (asynInt32,   r/w) cc_raw_chip: the chip of a chip test board run to replay */
 #define MoenchFrameNumberString "MOENCH_FRAME_NUMBER"  /* (asynInt32,   r/o) Frame number of the last frame */
 #define MoenchCycleFramesString "MOENCH_CYCLE_FRAMES"  /* (asynInt32,   r/w) Data frames simulated once and repeated; 0 = all simulated */
 #define MoenchSourceThreadsString "MOENCH_SOURCE_THREADS" /* (asynInt32, r/w) Threads that copy frames into NDArrays */
@@ -79,6 +80,7 @@ protected:
     int MoenchDarkFrames;
     int MoenchSource;
     int MoenchRawFile;
+    int MoenchRawChip;
     int MoenchFrameNumber;
     int MoenchCycleFrames;
     int MoenchSourceThreads;
@@ -101,6 +103,7 @@ private:
         int sourceThreads;
         size_t frameRing;      /* 0: every frame copied into a new NDArray */
         std::string rawPath;
+        cc_raw_chip rawChip;  /* of a chip test board run */
     };
 
     void readSettings(Settings *settings);

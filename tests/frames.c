@@ -177,3 +177,57 @@ unsigned char *test_read_file(const char *path, size_t *size)
     fclose(file);
     return data;
 }
+
+void test_edit_file(const char *path, const char *from, const char *to)
+{
+    size_t length;
+    char *text = (char *)test_read_file(path, &length);
+    text[length] = '\0';
+    char *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "no '%s' in %s", from, path);
+    FILE *file = fopen(path, "wb");
+    ck_assert_ptr_nonnull(file);
+    fwrite(text, 1, (size_t)(at - text), file);
+    fputs(to, file);
+    fputs(at + strlen(from), file);
+    fclose(file);
+    free(text);
+}
+
+void test_remove_directory(char *directory)
+{
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", directory);
+    ck_assert_int_eq(system(command), 0);
+    memcpy(directory + strlen(directory) - 6, "XXXXXX", 6);
+}
+
+size_t test_read_raw_run(const char *master, cc_raw_chip chip,
+                         size_t frame_pixels, uint16_t *out,
+                         uint64_t *out_numbers, char *notices,
+                         size_t notices_size, cc_raw_stats *stats,
+                         cc_raw_info *info)
+{
+    char message[CC_MESSAGE_SIZE];
+    cc_raw_reader *reader;
+    ck_assert_msg(cc_raw_reader_open_chip(&reader, master, chip, message) ==
+                      CC_OK, "%s", message);
+    if (info != NULL)
+        cc_raw_reader_info(reader, info);
+    size_t total = 0, n;
+    do {
+        ck_assert_int_eq(cc_raw_reader_read(reader, out + total * frame_pixels,
+                                            out_numbers + total, 3, &n,
+                                            message), CC_OK);
+        total += n;
+    } while (n > 0);
+    notices[0] = '\0';
+    for (const char *notice = cc_raw_reader_notice(reader); notice != NULL;
+         notice = cc_raw_reader_notice(reader)) {
+        strncat(notices, notice, notices_size - strlen(notices) - 2);
+        strcat(notices, "\n");
+    }
+    cc_raw_reader_stats(reader, stats);
+    cc_raw_reader_close(reader);
+    return total;
+}

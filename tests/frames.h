@@ -53,6 +53,22 @@ void test_write_file(const char *path, const void *data, size_t size);
 /* The bytes of path, with one spare byte allocated after them (to make
  * an overlong copy), or the test fails. */
 unsigned char *test_read_file(const char *path, size_t *size);
+/* Replaces the first occurrence of from by to in the text file at path,
+ * or the test fails. */
+void test_edit_file(const char *path, const char *from, const char *to);
+/* Removes a folder that mkdtemp made of directory, and puts back the
+ * XXXXXX of its template for the next. */
+void test_remove_directory(char *directory);
+
+/* Reads the whole raw run of master, opened with chip, into out
+ * (frame_pixels a frame) and out_numbers; the notices joined, one a line,
+ * into notices; its stats and, unless NULL, its info. Returns the frames
+ * read; the test fails if the run does not open or a read fails. */
+size_t test_read_raw_run(const char *master, cc_raw_chip chip,
+                         size_t frame_pixels, uint16_t *out,
+                         uint64_t *out_numbers, char *notices,
+                         size_t notices_size, cc_raw_stats *stats,
+                         cc_raw_info *info);
 
 /* Creates and trains a flat finder (nsigma 5) and an empty frame. */
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,

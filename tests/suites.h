@@ -14,6 +14,7 @@ Suite *suite_errors(void);
 Suite *suite_simulator(void);
 Suite *suite_ground_truth(void);
 Suite *suite_files(void);
+Suite *suite_raw_layouts(void);
 Suite *suite_imaging(void);
 Suite *suite_mask(void);
 Suite *suite_interpolation(void);

@@ -38,10 +38,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", directory);
-    ck_assert_int_eq(system(command), 0);
-    memcpy(directory + strlen(directory) - 6, "XXXXXX", 6);
+    test_remove_directory(directory);
 }
 
 static char *path_in(const char *name)
@@ -66,31 +63,14 @@ static void write_run(void)
     cc_raw_writer_destroy(writer);
 }
 
-/* Reads the whole run; returns the frames read and the notices joined. */
+/* Reads the whole run of path, of frames of frame_pixels; returns the
+ * frames read and the notices joined. */
 static size_t read_run_of(const char *path, size_t frame_pixels,
                           uint16_t *out, uint64_t *out_numbers, char *notices,
                           size_t notices_size, cc_raw_stats *stats)
 {
-    char message[CC_MESSAGE_SIZE];
-    cc_raw_reader *reader;
-    ck_assert_msg(cc_raw_reader_open(&reader, path, message) == CC_OK, "%s",
-                  message);
-    size_t total = 0, n;
-    do {
-        ck_assert_int_eq(cc_raw_reader_read(reader, out + total * frame_pixels,
-                                            out_numbers + total, 3, &n,
-                                            message), CC_OK);
-        total += n;
-    } while (n > 0);
-    notices[0] = '\0';
-    for (const char *notice = cc_raw_reader_notice(reader); notice != NULL;
-         notice = cc_raw_reader_notice(reader)) {
-        strncat(notices, notice, notices_size - strlen(notices) - 2);
-        strcat(notices, "\n");
-    }
-    cc_raw_reader_stats(reader, stats);
-    cc_raw_reader_close(reader);
-    return total;
+    return test_read_raw_run(path, CC_RAW_CHIP_UNSAID, frame_pixels, out,
+                             out_numbers, notices, notices_size, stats, NULL);
 }
 
 /* read_run_of() for the ROWS x COLS runs this file writes. */
@@ -137,33 +117,15 @@ START_TEST(raw_round_trip)
 }
 END_TEST
 
-/* Replaces the first occurrence of from by to in a text file. */
-static void edit_file(const char *path, const char *from, const char *to)
-{
-    static char text[8192];
-    FILE *file = fopen(path, "rb");
-    ck_assert_ptr_nonnull(file);
-    size_t length = fread(text, 1, sizeof text - 1, file);
-    fclose(file);
-    text[length] = '\0';
-    char *at = strstr(text, from);
-    ck_assert_ptr_nonnull(at);
-    file = fopen(path, "wb");
-    fwrite(text, 1, (size_t)(at - text), file);
-    fputs(to, file);
-    fputs(at + strlen(from), file);
-    fclose(file);
-}
-
 /* Version 8 keys ("Image Size") read the same run. */
 START_TEST(raw_version_8)
 {
     write_run();
-    edit_file(master, "\"Version\": 7.2", "\"Version\": 8.0");
-    edit_file(master, "\"Image Size in bytes\"", "\"Image Size\"");
+    test_edit_file(master, "\"Version\": 7.2", "\"Version\": 8.0");
+    test_edit_file(master, "\"Image Size in bytes\"", "\"Image Size\"");
     assert_run_reads_back();
     /* The v7 key in a v8 file is not the key: refused by name. */
-    edit_file(master, "\"Image Size\"", "\"Image Size in bytes\"");
+    test_edit_file(master, "\"Image Size\"", "\"Image Size in bytes\"");
     char message[CC_MESSAGE_SIZE];
     cc_raw_reader *reader;
     ck_assert_int_eq(cc_raw_reader_open(&reader, master, message), CC_EFORMAT);
@@ -216,7 +178,8 @@ END_TEST
 START_TEST(raw_missing_files_counted)
 {
     write_run();
-    edit_file(master, "\"Frames in File\": 10\n", "\"Frames in File\": 60\n");
+    test_edit_file(master, "\"Frames in File\": 10\n",
+                   "\"Frames in File\": 60\n");
     static uint16_t back[FRAMES * ROWS * COLS];
     uint64_t back_numbers[FRAMES];
     static char notices[8192];
@@ -261,7 +224,7 @@ START_TEST(raw_bad_masters)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(command, sizeof command, "cp '%s' '%s'", original, master);
         ck_assert_int_eq(system(command), 0);
-        edit_file(master, cases[i].from, cases[i].to);
+        test_edit_file(master, cases[i].from, cases[i].to);
         char message[CC_MESSAGE_SIZE] = "";
         cc_raw_reader *reader = (cc_raw_reader *)&reader;
         ck_assert_int_eq(cc_raw_reader_open(&reader, master, message),
@@ -319,7 +282,8 @@ START_TEST(raw_master_json_is_strict)
                          bad[i].insert);
         char message[CC_MESSAGE_SIZE] = "";
         ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
-                                              &info, message), CC_EFORMAT);
+                                              CC_RAW_CHIP_UNSAID, &info,
+                                              message), CC_EFORMAT);
         ck_assert_msg(strstr(message, master) && strstr(message, bad[i].says),
                       "case %zu: '%s' lacks the file or '%s'", i, message,
                       bad[i].says);
@@ -328,30 +292,35 @@ START_TEST(raw_master_json_is_strict)
      * nested deeper than any parser's stack should go. */
     char message[CC_MESSAGE_SIZE];
     for (size_t cut = 0; cut < length - 1; cut += 7)
-        ck_assert_int_eq(cc__raw_master_parse(text, cut, master, &info,
+        ck_assert_int_eq(cc__raw_master_parse(text, cut, master,
+                                              CC_RAW_CHIP_UNSAID, &info,
                                               message), CC_EFORMAT);
     int n = snprintf(variant, sizeof variant, "%s {}", text);
-    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
-                                          message), CC_EFORMAT);
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message),
+                     CC_EFORMAT);
     memcpy(variant, text, length);
     variant[10] = '\0';
-    ck_assert_int_eq(cc__raw_master_parse(variant, length, master, &info,
-                                          message), CC_EFORMAT);
+    ck_assert_int_eq(cc__raw_master_parse(variant, length, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message),
+                     CC_EFORMAT);
     n = snprintf(variant, sizeof variant, "%.*s, \"Note\": ", head, text);
     for (int depth = 0; depth < 3000; depth++)
         variant[n++] = '[';
-    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
-                                          message), CC_EFORMAT);
-    ck_assert_int_eq(cc__raw_master_parse("[]", 2, master, &info, message),
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message),
                      CC_EFORMAT);
+    ck_assert_int_eq(cc__raw_master_parse("[]", 2, master, CC_RAW_CHIP_UNSAID,
+                                          &info, message), CC_EFORMAT);
     ck_assert_ptr_nonnull(strstr(message, "not a JSON object"));
     /* Legal JSON the writer never writes. */
     n = snprintf(variant, sizeof variant,
                  "%.*s,\r\n\t\"Note\": [\"\\u00d6\\n\\ud83d\\ude00\", -1.5e+3, "
                  "{\"a\": null}, true, false]}\n",
                  head, text);
-    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master, &info,
-                                          message), CC_OK);
+    ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
+                                          CC_RAW_CHIP_UNSAID, &info, message),
+                     CC_OK);
     ck_assert_uint_eq(info.frames, FRAMES);
     ck_assert_uint_eq(info.rows, ROWS);
     ck_assert_uint_eq(info.cols, COLS);

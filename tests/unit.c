@@ -14,6 +14,7 @@ int main(void)
     srunner_add_suite(runner, suite_errors());
     srunner_add_suite(runner, suite_simulator());
     srunner_add_suite(runner, suite_files());
+    srunner_add_suite(runner, suite_raw_layouts());
     srunner_add_suite(runner, suite_ground_truth());
     srunner_add_suite(runner, suite_imaging());
     srunner_add_suite(runner, suite_mask());

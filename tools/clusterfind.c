@@ -32,6 +32,8 @@ static void usage(FILE *out)
         "  --hitmap OUT.npy        cluster centres per pixel, uint32 (numpy.load)\n"
         "  --noise OUT.npy         the pedestal's rms per pixel after training, ADU,\n"
         "                          float64 (numpy.load)\n"
+        "  --chip moench03|moench04  the chip of runs taken with the chip test\n"
+        "                          board, whose master files do not say it\n"
         "  --cluster-size N|NxM    cluster size, odd, 3..9 (default 3)\n"
         "  --nsigma X              threshold in noise rms (default 5)\n"
         "  --pedestal-frames N     dark frames to train on (default 1000; a shorter\n"
@@ -165,6 +167,7 @@ static int apply(struct options *o, const char *name, const char *value)
     static const char *const precisions[] = {"float", "double"};
     static const char *const etas[] = {"eta2", "eta2full", "eta3"};
     static const char *const patterns[] = {"none", "slits", "grid", "star"};
+    static const char *const chips[] = {"moench03", "moench04"};
     uint64_t number;
     int index;
     if (strcmp(name, "pedestal") == 0)
@@ -179,6 +182,11 @@ static int apply(struct options *o, const char *name, const char *value)
         o->hitmap = value;
     else if (strcmp(name, "noise") == 0)
         o->noise = value;
+    else if (strcmp(name, "chip") == 0) {
+        if ((index = choose(value, chips, 2)) < 0)
+            return bad_option(name, value, "moench03 or moench04");
+        o->chip = (cc_raw_chip)(CC_RAW_CHIP_MOENCH03 + index);
+    }
     else if (strcmp(name, "cluster-size") == 0) {
         if (!parse_cluster_size(value, &o->size_x, &o->size_y))
             return bad_option(name, value, "give N or NxM");
@@ -311,6 +319,11 @@ static int check(const struct options *o)
                         "(see clusterfind --help)\n");
         return EXIT_USAGE;
     }
+    if (o->simulate != 0 && o->chip != CC_RAW_CHIP_UNSAID) {
+        fprintf(stderr, "clusterfind: --chip names the chip of raw runs; "
+                        "--simulate makes its own\n");
+        return EXIT_USAGE;
+    }
     bool simulation_only = o->flux >= 0 || o->pattern != CC_PATTERN_NONE ||
                            o->hot_pixels > 0 || o->dead_pixels > 0 ||
                            o->sim_common_mode != CC_COMMON_MODE_NONE;
@@ -351,6 +364,7 @@ int main(int argc, char **argv)
         {"spectrum", required_argument, NULL, 0},
         {"hitmap", required_argument, NULL, 0},
         {"noise", required_argument, NULL, 0},
+        {"chip", required_argument, NULL, 0},
         {"cluster-size", required_argument, NULL, 0},
         {"nsigma", required_argument, NULL, 0},
         {"pedestal-frames", required_argument, NULL, 0},

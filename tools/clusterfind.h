@@ -36,6 +36,7 @@ struct options {
     uint32_t threads;
     uint16_t adc_mask;
     cc_common_mode common_mode; /* the finder's correction (docs/spec.md §8) */
+    cc_raw_chip chip;      /* of chip test board runs (docs/spec.md §5.2) */
     uint64_t simulate;     /* data frames to simulate; 0 = read files */
     uint64_t seed;
     /* imaging (docs/spec.md §7) */
@@ -97,9 +98,12 @@ struct source {
     uint64_t next, total;      /* simulated frames made so far, and all */
     uint32_t rows, cols;
     uint64_t frames_expected;  /* for the progress line */
+    cc_raw_layout layout;      /* of a raw run; rows when simulated */
 };
 
-int source_open_raw(struct source *source, const char *master_path);
+/* chip: the chip of a chip test board run, which its master does not say. */
+int source_open_raw(struct source *source, const char *master_path,
+                    cc_raw_chip chip);
 void source_open_simulated(struct source *source, cc_simulator *simulator,
                            bool dark, uint64_t frames);
 void source_close(struct source *source);

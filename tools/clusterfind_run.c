@@ -57,8 +57,8 @@ static int open_sources(struct job *job)
 {
     const struct options *o = job->options;
     if (o->simulate == 0) {
-        if (source_open_raw(&job->dark, o->pedestal) != 0 ||
-            source_open_raw(&job->data, o->data) != 0)
+        if (source_open_raw(&job->dark, o->pedestal, o->chip) != 0 ||
+            source_open_raw(&job->data, o->data, o->chip) != 0)
             return EXIT_RUN_FAILED;
         if (job->dark.rows != job->data.rows ||
             job->dark.cols != job->data.cols) {
@@ -326,6 +326,11 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
            cc_finder_backend_description(job->finder));
     printf("pedestal:  %" PRIu64 " dark frames from %s\n", job->frames_trained,
            job->dark.name);
+    if (job->dark.layout != CC_RAW_LAYOUT_ROWS ||
+        job->data.layout != CC_RAW_LAYOUT_ROWS)
+        printf("layout:    %s (pedestal), %s (data), read into rows\n",
+               cc_raw_layout_name(job->dark.layout),
+               cc_raw_layout_name(job->data.layout));
     printf("frames:    %" PRIu64 " in %.2f s, %.0f frames/s\n", frames,
            seconds, seconds > 0 ? (double)frames / seconds : 0.0);
     printf("clusters:  %" PRIu64 " (%.1f per frame), %" PRIu64

@@ -9,12 +9,20 @@
 
 #include "clusterfind.h"
 
-int source_open_raw(struct source *source, const char *master_path)
+int source_open_raw(struct source *source, const char *master_path,
+                    cc_raw_chip chip)
 {
     *source = (struct source){.name = master_path};
     char message[CC_MESSAGE_SIZE];
-    if (cc_raw_reader_open(&source->reader, master_path, message) != CC_OK) {
-        fprintf(stderr, "clusterfind: %s\n", message);
+    int rc = cc_raw_reader_open_chip(&source->reader, master_path, chip,
+                                     message);
+    if (rc != CC_OK) {
+        /* The library's sentence names what is not understood; the
+         * option is the tool's. */
+        bool unsaid = rc == CC_ENOTSUP && chip == CC_RAW_CHIP_UNSAID &&
+                      strstr(message, "which chip") != NULL;
+        fprintf(stderr, "clusterfind: %s%s\n", message,
+                unsaid ? " (--chip moench03|moench04)" : "");
         return -1;
     }
     cc_raw_info info;
@@ -22,6 +30,7 @@ int source_open_raw(struct source *source, const char *master_path)
     source->rows = info.rows;
     source->cols = info.cols;
     source->frames_expected = info.frames;
+    source->layout = info.layout;
     return 0;
 }
 

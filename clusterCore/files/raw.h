@@ -8,6 +8,7 @@
 #define CLUSTERCORE_RAW_H
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "internal.h"
@@ -27,11 +28,38 @@ char *cc__run_data_path(const struct cc__run_name *name, uint32_t interface,
 /* The most data files an interface's part of a run may have. */
 #define CC_RAW_FILES_MAX 1000000u
 
-int cc__raw_master_read(const char *path, cc_raw_info *info, char *message);
+/* chip: the chip of a chip test board run, as its reader was told. */
+int cc__raw_master_read(const char *path, cc_raw_chip chip, cc_raw_info *info,
+                        char *message);
 /* The same, from the text of a master file read from path (which the
  * messages name). */
 int cc__raw_master_parse(const char *text, size_t length, const char *path,
-                         cc_raw_info *info, char *message);
+                         cc_raw_chip chip, cc_raw_info *info, char *message);
+
+/* The ADC-order layouts: frames of 400 x 400 pixels, read as 5000
+ * samples of 32 ADCs. */
+#define CC_RAW_ADC_SIDE 400u
+#define CC_RAW_ADC_SAMPLES 5000u
+#define CC_RAW_ADCS 32u
+#define CC_RAW_ADC_PIXELS (CC_RAW_ADC_SIDE * CC_RAW_ADC_SIDE)
+static_assert(CC_RAW_ADC_SAMPLES * CC_RAW_ADCS == CC_RAW_ADC_PIXELS,
+              "every sample of every ADC is a pixel");
+/* Data bytes of a packet of the chip test board (and of MÖNCH's receivers
+ * of its time): over 10 GbE, and over 1 GbE (slsDetector's
+ * UDP_PACKET_DATA_BYTES). */
+#define CC_RAW_CTB_PACKET_BYTES_10G 8144u
+#define CC_RAW_CTB_PACKET_BYTES_1G 1344u
+
+bool cc__raw_layout_is_adc(cc_raw_layout layout);
+/* Fills map[CC_RAW_ADC_PIXELS] of an ADC-order layout: map[row * 400 + col]
+ * is the index, in the data file's order, of that pixel's value.
+ * CC_EINVAL for the row layout, which has no map. */
+int cc__raw_layout_map(cc_raw_layout layout, uint32_t *map);
+/* For an ADC-order layout, its map, built, and a frame of scratch to read
+ * or write the file's order in; both NULL in rows. The caller frees them,
+ * also after a failure. */
+int cc__raw_layout_buffers(cc_raw_layout layout, uint32_t **map,
+                           uint16_t **scratch, char *message);
 
 /* slsDetector's sls_detector_header, little-endian and packed. */
 struct cc__raw_header {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * raw_master.c: the master file of a MÖNCH raw run (slsDetector receiver
- * versions 7.x and 8.x) and the names of its data files. Only the keys
- * that decide how to read the frames are used; each is checked, and a run
- * this reader would misread (another detector, several modules or UDP
- * interfaces, an image size that does not match the pixels) is refused.
+ * versions 7.x and 8.x, or the chip test board's) and the names of its
+ * data files. Only the keys that decide how to read the frames are used;
+ * each is checked, and they decide the run's layout (rows, or one of the
+ * ADC orders of raw_layout.c). A run this reader would misread (another
+ * detector, several modules or UDP interfaces, digital samples, an image
+ * size that does not match the pixels) is refused.
  *
  * The JSON is parsed by jansson, strictly (RFC 8259, UTF-8 checked, one
  * value and nothing after it) and with duplicate keys refused: a master
@@ -99,9 +101,112 @@ static int get_pair(const json_t *root, const char *path, const char *key,
                                      CC_FRAME_SIDE_MAX, y, message);
 }
 
+/* Reads "ADC Mask": a number (8.x) or a string of hex digits (7.x). */
+static int get_adc_mask(const json_t *root, const char *path, uint64_t *mask,
+                        char *message)
+{
+    const json_t *member = json_object_get(root, "ADC Mask");
+    if (member == NULL)
+        return CC_OK;
+    const char *text = json_string_value(member);
+    if (text != NULL) {
+        char *end;
+        errno = 0;
+        unsigned long long value = strtoull(text, &end, 16);
+        if (errno == 0 && end != text && *end == '\0' && text[0] != '-' &&
+            value <= 0xffffffffull) {
+            *mask = value;
+            return CC_OK;
+        }
+        return cc__message(message, CC_EFORMAT,
+                           "%s: \"ADC Mask\" must be 32 bits, as a number or "
+                           "in hexadecimal", path);
+    }
+    return get_integer(root, path, "ADC Mask", false, 0, 4294967295.0, mask,
+                       message);
+}
+
+/* Which samples the frames hold, from the readout keys of the chip test
+ * board and of MÖNCH's receivers of its time: *adc is set when they are
+ * the analog samples of the 32 ADCs (an ADC-order layout), and cleared
+ * for a "Moench" run in rows, which has none of these keys. What else
+ * they describe (digital or transceiver samples, another number of
+ * samples or of ADCs) is refused. *packet_bytes is the data bytes of a
+ * UDP packet, by the link ("Ten Giga") in ADC order. */
+static int read_readout(const json_t *root, const char *path, bool board,
+                        bool *adc, uint64_t *packet_bytes, char *message)
+{
+    uint64_t analog = 2, samples = 0, digital = 0, transceiver = 0,
+             mask = 0xffffffffull, ten_giga = 2;
+    int rc = get_integer(root, path, "Analog Flag", true, 0, 1, &analog,
+                         message);
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Analog Samples", true, 0, 1e9, &samples,
+                         message);
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Digital Flag", true, 0, 1, &digital,
+                         message);
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Transceiver Flag", true, 0, 1,
+                         &transceiver, message);
+    if (rc == CC_OK)
+        rc = get_adc_mask(root, path, &mask, message);
+    if (rc == CC_OK)
+        rc = get_integer(root, path, "Ten Giga", true, 0, 1, &ten_giga,
+                         message);
+    if (rc != CC_OK)
+        return rc;
+    if (digital == 1 || transceiver == 1)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s: the frames hold %s samples (\"%s Flag\" is "
+                           "1); this reader reads MÖNCH's analog samples "
+                           "only", path, digital ? "digital" : "transceiver",
+                           digital ? "Digital" : "Transceiver");
+    bool has_samples = json_object_get(root, "Analog Samples") != NULL;
+    /* MÖNCH's receivers of the chip test board's time wrote "Analog
+     * Samples" without a flag: the frames were analog samples (as aare
+     * 2026.9.30 reads them). */
+    if (analog == 2)
+        analog = board ? 2 : has_samples ? 1 : 0;
+    if (analog == 2)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s: the chip test board run does not say that it "
+                           "holds analog samples (no \"Analog Flag\")", path);
+    if (analog == 0 && (board || has_samples))
+        return cc__message(message, CC_ENOTSUP,
+                           "%s: the frames hold no analog samples (\"Analog "
+                           "Flag\" is 0 or missing beside \"Analog "
+                           "Samples\"); this reader reads MÖNCH's analog "
+                           "samples only", path);
+    *adc = analog == 1;
+    *packet_bytes = CC_RAW_PACKET_BYTES;
+    if (!*adc)
+        return CC_OK;
+    if (!has_samples || samples != CC_RAW_ADC_SAMPLES)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s: %s analog samples a frame; a MÖNCH frame is "
+                           "%u samples of %u ADCs", path,
+                           has_samples ? "\"Analog Samples\" says another "
+                                         "number of"
+                                       : "it does not say how many",
+                           CC_RAW_ADC_SAMPLES, CC_RAW_ADCS);
+    if (mask != 0xffffffffull)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s: \"ADC Mask\" is 0x%llx; a MÖNCH frame needs "
+                           "all %u ADCs (0xffffffff)", path,
+                           (unsigned long long)mask, CC_RAW_ADCS);
+    if (ten_giga == 2)
+        return cc__message(message, CC_EFORMAT,
+                           "%s has no \"Ten Giga\": the link sets the "
+                           "packets of a complete frame", path);
+    *packet_bytes = ten_giga ? CC_RAW_CTB_PACKET_BYTES_10G
+                             : CC_RAW_CTB_PACKET_BYTES_1G;
+    return CC_OK;
+}
+
 /* Fills info from the parsed master file. */
-static int read_keys(const json_t *root, const char *path, cc_raw_info *info,
-                     char *message)
+static int read_keys(const json_t *root, const char *path, cc_raw_chip chip,
+                     cc_raw_info *info, char *message)
 {
     const json_t *version = json_object_get(root, "Version");
     if (!json_is_number(version))
@@ -114,15 +219,43 @@ static int read_keys(const json_t *root, const char *path, cc_raw_info *info,
                            path, number);
     info->version = number;
     const char *type = json_string_value(json_object_get(root, "Detector Type"));
-    if (type == NULL || strcmp(type, "Moench") != 0)
+    bool moench = type != NULL && strcmp(type, "Moench") == 0;
+    bool board = type != NULL && strcmp(type, "ChipTestBoard") == 0;
+    if (!moench && !board)
         return cc__message(message, CC_ENOTSUP,
-                           "%s is not a MÖNCH run (\"Detector Type\" is %s%s%s)",
+                           "%s is not a MÖNCH run (\"Detector Type\" is %s%s%s; "
+                           "this reader knows \"Moench\" and \"ChipTestBoard\")",
                            path, type ? "\"" : "", type ? type : "missing",
                            type ? "\"" : "");
+    if (moench && chip == CC_RAW_CHIP_MOENCH04)
+        return cc__message(message, CC_EINVAL,
+                           "%s is a \"Moench\" run, of MÖNCH03: MÖNCH04 is "
+                           "named for chip test board runs only", path);
+    bool adc = false;
+    uint64_t packet = CC_RAW_PACKET_BYTES;
+    int rc = read_readout(root, path, board, &adc, &packet, message);
+    if (rc != CC_OK)
+        return rc;
+    if (board && chip == CC_RAW_CHIP_UNSAID)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s is a chip test board run, whose master file "
+                           "does not say which chip was on the board: name "
+                           "it, MÖNCH03 or MÖNCH04", path);
+    info->layout = board ? (chip == CC_RAW_CHIP_MOENCH04
+                                ? CC_RAW_LAYOUT_CTB_MOENCH04
+                                : CC_RAW_LAYOUT_CTB_MOENCH03)
+                   : adc ? CC_RAW_LAYOUT_MOENCH03_OLD
+                         : CC_RAW_LAYOUT_ROWS;
     uint64_t x, y, image = 0, max_per_file = 0, frames = 0, padding = 1,
                    interfaces = 1;
-    int rc = get_integer(root, path, "Number of UDP Interfaces", true, 1,
-                         CC_RAW_INTERFACES_MAX, &interfaces, message);
+    rc = get_integer(root, path, "Number of UDP Interfaces", true, 1,
+                     CC_RAW_INTERFACES_MAX, &interfaces, message);
+    if (rc == CC_OK && adc && interfaces != 1)
+        return cc__message(message, CC_ENOTSUP,
+                           "%s: %llu UDP interfaces in the ADC order of %s; "
+                           "this reader knows one", path,
+                           (unsigned long long)interfaces,
+                           cc_raw_layout_name(info->layout));
     /* The receiver counts each interface's half of a module as a row of
      * the geometry. */
     if (rc == CC_OK)
@@ -134,7 +267,10 @@ static int read_keys(const json_t *root, const char *path, cc_raw_info *info,
                            path, (unsigned long long)x, (unsigned long long)y,
                            (unsigned long long)interfaces,
                            interfaces == 1 ? "" : "s");
-    if (rc == CC_OK)
+    /* In ADC order the frame is the chip's, whatever "Pixels" says (the
+     * chip test board counts channels and samples there). */
+    x = y = CC_RAW_ADC_SIDE;
+    if (rc == CC_OK && !adc)
         rc = get_pair(root, path, "Pixels", &x, &y, message);
     if (rc == CC_OK && (x == 0 || y == 0))
         return cc__message(message, CC_EFORMAT, "%s has no pixels", path);
@@ -186,13 +322,12 @@ static int read_keys(const json_t *root, const char *path, cc_raw_info *info,
                            (unsigned long long)frames,
                            (unsigned long long)files, CC_RAW_FILES_MAX);
     info->files = (uint32_t)files;
-    info->packets_per_frame =
-        (uint32_t)((image + CC_RAW_PACKET_BYTES - 1) / CC_RAW_PACKET_BYTES);
+    info->packets_per_frame = (uint32_t)((image + packet - 1) / packet);
     return CC_OK;
 }
 
 int cc__raw_master_parse(const char *text, size_t length, const char *path,
-                         cc_raw_info *info, char *message)
+                         cc_raw_chip chip, cc_raw_info *info, char *message)
 {
     json_error_t error;
     json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &error);
@@ -201,14 +336,15 @@ int cc__raw_master_parse(const char *text, size_t length, const char *path,
                            "%s is not valid JSON: %s on line %d, column %d",
                            path, error.text, error.line, error.column);
     int rc = json_is_object(root)
-                 ? read_keys(root, path, info, message)
+                 ? read_keys(root, path, chip, info, message)
                  : cc__message(message, CC_EFORMAT, "%s is not a JSON object",
                                path);
     json_decref(root);
     return rc;
 }
 
-int cc__raw_master_read(const char *path, cc_raw_info *info, char *message)
+int cc__raw_master_read(const char *path, cc_raw_chip chip, cc_raw_info *info,
+                        char *message)
 {
     FILE *file = fopen(path, "rb");
     if (file == NULL)
@@ -223,8 +359,8 @@ int cc__raw_master_read(const char *path, cc_raw_info *info, char *message)
              : too_long   ? cc__message(message, CC_EFORMAT,
                                         "%s is over 1 MiB: not a master file",
                                         path)
-                          : cc__raw_master_parse(text, length, path, info,
-                                                 message);
+                          : cc__raw_master_parse(text, length, path, chip,
+                                                 info, message);
     free(text);
     return rc;
 }

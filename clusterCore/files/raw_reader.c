@@ -7,7 +7,8 @@
  * have no other half), a file that ends inside a frame (its complete frames
  * are kept), a frame whose header says packets are missing (the receiver
  * padded it), halves whose frame numbers differ. Each becomes a notice that
- * the caller shows the user.
+ * the caller shows the user. A run in ADC order is read into a scratch
+ * frame and gathered into rows through its pixel map, built at open.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +32,9 @@ struct cc_raw_reader {
     FILE *files[CC_RAW_INTERFACES_MAX];
     char *paths[CC_RAW_INTERFACES_MAX];
     uint64_t frames_left;       /* complete frames they all still hold */
+    /* In ADC order: frame[k] = scratch[map[k]]. */
+    uint32_t *map;
+    uint16_t *scratch;
     bool finished;              /* the final tally has been made */
     cc_raw_stats stats;
     char (*notices)[CC_MESSAGE_SIZE];
@@ -56,15 +60,27 @@ static void notice(cc_raw_reader *reader, const char *format, ...)
 int cc_raw_reader_open(cc_raw_reader **reader, const char *master_path,
                        char *message)
 {
+    return cc_raw_reader_open_chip(reader, master_path, CC_RAW_CHIP_UNSAID,
+                                   message);
+}
+
+int cc_raw_reader_open_chip(cc_raw_reader **reader, const char *master_path,
+                            cc_raw_chip chip, char *message)
+{
     if (reader == NULL || master_path == NULL)
         return cc__message(message, CC_EINVAL, "reader and path are needed");
     *reader = NULL;
+    if ((unsigned)chip > CC_RAW_CHIP_MOENCH04)
+        return cc__message(message, CC_EINVAL, "%d is not a chip", (int)chip);
     cc_raw_reader *made = calloc(1, sizeof *made);
     if (made == NULL)
         return cc__message(message, CC_ENOMEM, "out of memory");
     int rc = cc__run_name_parse(master_path, &made->name, message);
     if (rc == CC_OK)
-        rc = cc__raw_master_read(master_path, &made->info, message);
+        rc = cc__raw_master_read(master_path, chip, &made->info, message);
+    if (rc == CC_OK)
+        rc = cc__raw_layout_buffers(made->info.layout, &made->map,
+                                    &made->scratch, message);
     if (rc != CC_OK) {
         cc_raw_reader_close(made);
         return rc;
@@ -91,6 +107,8 @@ void cc_raw_reader_close(cc_raw_reader *reader)
         return;
     close_files(reader);
     cc__run_name_free(&reader->name);
+    free(reader->map);
+    free(reader->scratch);
     free(reader->notices);
     free(reader);
 }
@@ -229,9 +247,11 @@ int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
         }
         struct cc__raw_header headers[CC_RAW_INTERFACES_MAX];
         uint16_t *image = frames + *n_read * pixels;
+        /* An ADC order has one interface and a map. */
+        uint16_t *into = reader->map != NULL ? reader->scratch : image;
         for (uint32_t i = 0; i < parts; i++)
             if (fread(&headers[i], sizeof headers[i], 1, reader->files[i]) != 1 ||
-                fread(image + i * part_pixels, sizeof *image, part_pixels,
+                fread(into + i * part_pixels, sizeof *image, part_pixels,
                       reader->files[i]) != part_pixels)
                 return cc__message(message, CC_EIO,
                                    "cannot read %s (did it change while "
@@ -267,6 +287,9 @@ int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
                        reader->paths[other_frame]);
             continue;
         }
+        if (reader->map != NULL) /* a permutation: a gather into rows */
+            for (size_t k = 0; k < pixels; k++)
+                image[k] = reader->scratch[reader->map[k]];
         if (frame_numbers != NULL)
             frame_numbers[*n_read] = headers[0].frame_number;
         ++*n_read;

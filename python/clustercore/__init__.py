@@ -20,7 +20,7 @@ _API = {"finder": ["Finder", "Clusters", "cluster_dtype", "COMMON_MODES",
         "analysis": ["EnergyWindow", "Spectrum", "Peak", "fit_peak", "HitMap", "eta",
                      "eta_range", "EtaCalibration", "Interpolator"],
         "files": ["RawRun", "RawRunWarning", "RawWriter", "ClustReader", "ClustWriter",
-                  "read_clust"],
+                  "read_clust", "RAW_LAYOUTS", "RAW_CHIPS"],
         "simulator": ["Simulator"],
         "_library": ["ClusterCoreError"]}
 __all__ = [name for names in _API.values() for name in names] + ["library_version",

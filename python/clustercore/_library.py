@@ -102,7 +102,7 @@ class RawInfo(ctypes.Structure):
                 ("total_frames", c_uint64),
                 ("max_frames_per_file", c_uint32), ("files", c_uint32),
                 ("frame_padding", c_uint32),
-                ("packets_per_frame", c_uint32)]
+                ("packets_per_frame", c_uint32), ("layout", c_int)]
 
 
 class RawStats(ctypes.Structure):
@@ -250,6 +250,8 @@ PROTOTYPES = {
     "cc_truth_frame_count": (c_size_t, [c_void_p]),
     "cc_truth_frame": (c_int, [c_void_p, c_size_t, P(FrameTruth)]),
     "cc_raw_reader_open": (c_int, [pp, c_char_p, c_char_p]),
+    "cc_raw_reader_open_chip": (c_int, [pp, c_char_p, c_int, c_char_p]),
+    "cc_raw_layout_name": (c_char_p, [c_int]),
     "cc_raw_reader_close": (None, [c_void_p]),
     "cc_raw_reader_info": (c_int, [c_void_p, P(RawInfo)]),
     "cc_raw_reader_stats": (c_int, [c_void_p, P(RawStats)]),
@@ -257,6 +259,8 @@ PROTOTYPES = {
                                    P(c_size_t), c_char_p]),
     "cc_raw_reader_notice": (c_char_p, [c_void_p]),
     "cc_raw_writer_new": (c_int, [pp, c_char_p, c_uint32, c_uint32, c_uint32, c_char_p]),
+    "cc_raw_writer_new_layout": (c_int, [pp, c_char_p, c_uint32, c_uint32, c_uint32, c_int,
+                                         c_char_p]),
     "cc_raw_writer_write": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_char_p]),
     "cc_raw_writer_finish": (c_int, [c_void_p, c_char_p]),
     "cc_raw_writer_destroy": (None, [c_void_p]),

@@ -137,6 +137,28 @@ def _ranges(indices):
 
 
 PATH_OPTIONS = ("--eta-map", "--mask")  # settings that name a file
+# Settings of raw runs only, which clusterfind refuses beside --simulate,
+# and the values each takes.
+RAW_RUN_OPTIONS = {"--chip": ("moench03", "moench04")}
+
+
+def _simulated_settings(settings):
+    """The settings without those of raw runs only, checked here."""
+    out, i = [], 0
+    while i < len(settings):
+        option, equals, value = settings[i].partition("=")
+        if option not in RAW_RUN_OPTIONS:
+            out.append(settings[i])
+            i += 1
+            continue
+        if not equals:
+            value = settings[i + 1] if i + 1 < len(settings) else ""
+            i += 1
+        i += 1
+        if value not in RAW_RUN_OPTIONS[option]:
+            raise BatchError("clusterfind refuses the settings: %s %r: give %s"
+                             % (option, value, " or ".join(RAW_RUN_OPTIONS[option])))
+    return out
 
 
 def _absolute_paths(settings):
@@ -158,9 +180,10 @@ def _check_settings(clusterfind, settings):
     bad = [word for word in settings if word.split("=", 1)[0] in OWN_OPTIONS]
     if bad:
         raise BatchError("%s: the batch sets these itself, one file per run" % ", ".join(bad))
+    simulated = _simulated_settings(settings)
     try:
-        done = subprocess.run([clusterfind] + settings + ["--simulate", "1", "--flux", "0",
-                                                         "--pedestal-frames", "2"],
+        done = subprocess.run([clusterfind] + simulated + ["--simulate", "1", "--flux", "0",
+                                                          "--pedestal-frames", "2"],
                               capture_output=True, text=True)
     except OSError as error:
         raise BatchError("cannot run clusterfind (%s): give --clusterfind PATH" % error)

@@ -11,7 +11,21 @@ from . import _library as C
 from ._library import check, library
 from .finder import Clusters, _is_uint16, cluster_dtype
 
-__all__ = ["RawRun", "RawRunWarning", "RawWriter", "ClustReader", "ClustWriter", "read_clust"]
+__all__ = ["RawRun", "RawRunWarning", "RawWriter", "ClustReader", "ClustWriter", "read_clust",
+           "RAW_LAYOUTS", "RAW_CHIPS"]
+
+# How a run's data files hold the pixels (cc_raw_layout, docs/spec.md
+# §5.2): RawRun reads every one into rows; RawWriter writes each.
+RAW_LAYOUTS = {"rows": 0, "moench03-old": 1, "ctb-moench03": 2, "ctb-moench04": 3}
+# The chip of a chip test board run, which its master file does not say.
+RAW_CHIPS = {None: 0, "moench03": 1, "moench04": 2}
+
+
+def _choice(table, value, what):
+    if value not in table:
+        raise ValueError("%s must be one of %s, not %r"
+                         % (what, ", ".join(map(repr, table)), value))
+    return table[value]
 
 
 class RawRunWarning(UserWarning):
@@ -21,14 +35,20 @@ class RawRunWarning(UserWarning):
 
 class RawRun(C.Owned):
     """A raw run opened by its master file NAME_master_I.json: read()
-    returns its complete frames, batch by batch."""
+    returns its complete frames, batch by batch, in rows whatever the
+    run's layout (info["layout"], a name of RAW_LAYOUTS). chip names the
+    chip of a chip test board run, "moench03" or "moench04": its master
+    file does not say it, and such a run is refused without it."""
     destructor = "cc_raw_reader_close"
 
-    def __init__(self, master_path):
-        super().__init__(C.new_object(library().cc_raw_reader_open, str(master_path).encode()))
+    def __init__(self, master_path, chip=None):
+        chip = _choice(RAW_CHIPS, chip, "chip")
+        super().__init__(C.new_object(library().cc_raw_reader_open_chip,
+                                      str(master_path).encode(), chip))
         info = C.RawInfo()
         check(self._lib.cc_raw_reader_info(self.handle, ctypes.byref(info)))
         self.info = C.as_dict(info)
+        self.info["layout"] = self._lib.cc_raw_layout_name(info.layout).decode()
         self.shape = (info.rows, info.cols)
 
     def read(self, max_frames=32):
@@ -65,13 +85,17 @@ class RawRun(C.Owned):
 
 
 class RawWriter(C.Owned):
-    """Writes a raw run as the receiver does; nothing appears under its
-    names until finish(). A writer closed unfinished leaves nothing."""
+    """Writes a raw run as the receiver does, or in another layout of
+    RAW_LAYOUTS (an ADC order takes 400 x 400 frames); frames are given in
+    rows. Nothing appears under its names until finish(). A writer closed
+    unfinished leaves nothing."""
     destructor = "cc_raw_writer_destroy"
 
-    def __init__(self, master_path, rows, cols, max_frames_per_file=1000):
-        super().__init__(C.new_object(library().cc_raw_writer_new, str(master_path).encode(),
-                                      rows, cols, max_frames_per_file))
+    def __init__(self, master_path, rows, cols, max_frames_per_file=1000, layout="rows"):
+        layout = _choice(RAW_LAYOUTS, layout, "layout")
+        super().__init__(C.new_object(library().cc_raw_writer_new_layout,
+                                      str(master_path).encode(), rows, cols,
+                                      max_frames_per_file, layout))
         self.shape = (rows, cols)
 
     def write(self, frames, frame_numbers):

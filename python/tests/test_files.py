@@ -58,6 +58,32 @@ def test_raw_writer_round_trip_and_nothing_left_unfinished(tmp_path):
     assert not [name for name in os.listdir(tmp_path) if name.startswith("u_")]
 
 
+@pytest.mark.parametrize("layout", ["moench03-old", "ctb-moench03", "ctb-moench04"])
+def test_runs_in_adc_order_read_back_in_rows(tmp_path, layout):
+    sim = clustercore.Simulator(flux=300, seed=2)
+    frames = sim.frames(3)
+    master = tmp_path / "l_master_0.json"
+    with clustercore.RawWriter(master, 400, 400, 2, layout=layout) as writer:
+        writer.write(frames, [4, 5, 6])
+        writer.finish()
+    # The data file is not in rows; the reader's frames are.
+    stored = numpy.fromfile(tmp_path / "l_d0_f0_0.raw", numpy.uint16, 400 * 400, offset=112)
+    assert not numpy.array_equal(stored, frames[0].ravel())
+    chip = {"ctb-moench03": "moench03", "ctb-moench04": "moench04"}.get(layout)
+    run = clustercore.RawRun(master, chip=chip)
+    assert run.info["layout"] == layout and run.shape == (400, 400)
+    back, numbers = run.read(10)
+    assert numpy.array_equal(back, frames) and list(numbers) == [4, 5, 6]
+    if chip is not None:
+        with pytest.raises(clustercore.ClusterCoreError, match="which chip") as refused:
+            clustercore.RawRun(master)
+        assert refused.value.name == "CC_ENOTSUP"
+    with pytest.raises(ValueError, match="chip"):
+        clustercore.RawRun(master, chip="moench05")
+    with pytest.raises(clustercore.ClusterCoreError, match="400 x 400"):
+        clustercore.RawWriter(tmp_path / "s_master_0.json", 4, 6, layout=layout)
+
+
 def test_aares_clust_file(shared_data, tmp_path):
     path = os.path.join(shared_data, "aare_single_frame_97.clust")
     table = clustercore.read_clust(path, 3)

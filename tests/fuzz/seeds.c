@@ -93,6 +93,67 @@ static void seed_file(const char *target, const char *name, const char *path,
     free(file);
 }
 
+/* A run of two 400 x 400 frames in each ADC-order layout: its master for
+ * raw_master; for raw_run, the master with one frame and a half in d0 (a
+ * truncated file). The chip test board's master is padded with a space to
+ * an even length, for which raw_run names MÖNCH03, and to an odd one, for
+ * MÖNCH04. */
+static void seed_raw_layouts(const char *work)
+{
+    static const cc_raw_layout layouts[] = {CC_RAW_LAYOUT_MOENCH03_OLD,
+                                            CC_RAW_LAYOUT_CTB_MOENCH03};
+    enum { side = 400, frame_values = side * side };
+    uint16_t *frames = calloc(2 * (size_t)frame_values, sizeof *frames);
+    if (frames == NULL)
+        die("raw layouts", CC_ENOMEM, "");
+    for (size_t k = 0; k < 2 * (size_t)frame_values; k++)
+        frames[k] = (uint16_t)(k * 2654435761u >> 18);
+    for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
+        char master[1100], data_file[1100], message[CC_MESSAGE_SIZE];
+        snprintf(master, sizeof master, "%s/layout_master_0.json", work);
+        cc_raw_writer *writer;
+        check("raw writer", cc_raw_writer_new_layout(&writer, master, side,
+                                                     side, per_file,
+                                                     layouts[l], message),
+              message);
+        check("raw writer", cc_raw_writer_write(writer, frames, NULL, 2,
+                                                message), message);
+        check("raw writer", cc_raw_writer_finish(writer, message), message);
+        cc_raw_writer_destroy(writer);
+        const char *name = cc_raw_layout_name(layouts[l]);
+        seed_file("raw_master", name, master, NULL, 0);
+        size_t master_size, data_size;
+        unsigned char *text = slurp(master, &master_size);
+        snprintf(data_file, sizeof data_file, "%s/layout_d0_f0_0.raw", work);
+        unsigned char *frames_file = slurp(data_file, &data_size);
+        size_t cut = CC_RAW_HEADER_SIZE + frame_values * 2;
+        cut += cut / 2;
+        for (size_t odd = 0; odd < 2; odd++) {
+            size_t length = master_size + (master_size % 2 != odd);
+            unsigned char *run = calloc(2 + length + 2 * cut, 1);
+            if (run == NULL)
+                die("raw_run", CC_ENOMEM, "");
+            run[0] = (unsigned char)length;
+            run[1] = (unsigned char)(length >> 8);
+            memcpy(run + 2, text, master_size);
+            memset(run + 2 + master_size, ' ', length - master_size);
+            /* d0 is the data's first half: the frame and a half; d1, of
+             * zeros, is not read with one interface. */
+            memcpy(run + 2 + length, frames_file, cut);
+            char seed_name[64];
+            snprintf(seed_name, sizeof seed_name, "%s%s", name,
+                     odd ? "-odd" : "");
+            seed("raw_run", seed_name, run, 2 + length + 2 * cut);
+            free(run);
+            if (layouts[l] == CC_RAW_LAYOUT_MOENCH03_OLD)
+                break; /* the chip is named for chip test board runs only */
+        }
+        free(frames_file);
+        free(text);
+    }
+    free(frames);
+}
+
 static void seed_raw(const char *work, const uint16_t *frames,
                      const uint64_t *numbers)
 {
@@ -156,6 +217,7 @@ int main(int argc, char **argv)
           NULL);
     cc_simulator_destroy(simulator);
     seed_raw(work, light, numbers);
+    seed_raw_layouts(work);
 
     cc_clusters *clusters;
     check("clusters", cc_clusters_new(&clusters), NULL);
