@@ -269,6 +269,11 @@ CC_API int cc_finder_get_gain(const cc_finder *finder, double *gain,
  * build without libtiff with CC_ENOTSUP; message says why. */
 CC_API int cc_gain_map_read(const char *path, uint32_t rows, uint32_t cols,
                             double *gain, char *message);
+/* Writes a gain map (rows * cols doubles) as a NumPy .npy file, float64
+ * of shape (rows, cols). */
+CC_API int cc_gain_map_write_npy(const char *path, uint32_t rows,
+                                 uint32_t cols, const double *gain,
+                                 char *message);
 
 /* Back to TRAINING with empty sums; statistics restart from zero. */
 CC_API void cc_finder_reset(cc_finder *finder);
@@ -722,6 +727,11 @@ typedef struct cc_simulator_config {
     double common_mode_rms;     /*   Gaussian of this rms, ADU (dark and
                                      data frames alike, drawn apart);
                                      default none, 0 */
+    double gain_spread;         /* each pixel's gain over `gain` is 1 +
+                                   gain_spread * N(0, 1), drawn once from
+                                   the seed and applied to photons' charge
+                                   (not to noise or common mode); 0..0.2,
+                                   default 0 */
 } cc_simulator_config;
 
 /* One photon of the ground truth: where it hit (column, row in pixels,
@@ -773,6 +783,11 @@ CC_API int cc_simulator_frames(cc_simulator *simulator, uint64_t first,
  * a dead pixel and hot_noise for a hot pixel's noise. */
 CC_API int cc_simulator_maps(const cc_simulator *simulator, double *pedestal,
                              double *noise);
+/* Each pixel's relative gain (1 + gain_spread * N(0, 1); all 1 without
+ * a spread), rows * cols values: the truth for a gain map, in
+ * CC_GAIN_RELATIVE, or times `gain` in CC_GAIN_ADU_PER_KEV. */
+CC_API int cc_simulator_gain_map(const cc_simulator *simulator,
+                                 double *gain);
 /* The planted defects, rows * cols bytes of cc_sim_pixel (0 good, 1 hot,
  * 2 dead), the ground truth for a bad-pixel mask. */
 CC_API int cc_simulator_defects(const cc_simulator *simulator, uint8_t *map);

@@ -20,5 +20,6 @@ Suite *suite_mask(void);
 Suite *suite_interpolation(void);
 Suite *suite_peak_fit(void);
 Suite *suite_common_mode(void);
+Suite *suite_gain(void);
 
 #endif

@@ -19,6 +19,7 @@ int main(void)
     srunner_add_suite(runner, suite_imaging());
     srunner_add_suite(runner, suite_mask());
     srunner_add_suite(runner, suite_common_mode());
+    srunner_add_suite(runner, suite_gain());
     srunner_add_suite(runner, suite_interpolation());
     srunner_add_suite(runner, suite_peak_fit());
     srunner_run_all(runner, CK_NORMAL);

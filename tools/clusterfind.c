@@ -49,6 +49,12 @@ static void usage(FILE *out)
         "  --adc-mask M            mask applied to every raw value (default 0x3FFF)\n"
         "  --common-mode none|supercolumn|row|half  remove each region's shared\n"
         "                          offset, frame by frame (default none)\n"
+        "  --gain-map FILE         per-pixel gains, .npy (float32/64) or TIFF\n"
+        "                          (slsDetectorCalibration's), of (rows, cols)\n"
+        "  --gain-unit relative|adu-per-kev  the map's unit (default relative:\n"
+        "                          clusters in ADU of a gain-1 pixel); with\n"
+        "                          adu-per-kev clusters are in eV and energies\n"
+        "                          here in keV (spectrum default [0, 20) keV)\n"
         "  --simulate FRAMES       built-in demo: simulate a dark run and FRAMES data\n"
         "                          frames of 400 x 400 pixels, find the clusters and\n"
         "                          compare them with the simulated photons\n"
@@ -61,6 +67,11 @@ static void usage(FILE *out)
         "  --sim-common-mode MODE:RMS  a per-frame offset of RMS ADU shared by\n"
         "                          each region (MODE as --common-mode) of the\n"
         "                          simulated frames\n"
+        "  --sim-noise LO:HI       each simulated pixel's noise rms, uniform in\n"
+        "                          [LO, HI) ADU (default 15:50)\n"
+        "  --sim-gain-spread X     each simulated pixel's gain 1 + X * N(0, 1),\n"
+        "                          X in [0, 0.2] (default 0)\n"
+        "  --sim-gain-map OUT.npy  the simulated pixels' gains, float64\n"
         "\n"
         "Imaging (docs/clusterfind.md):\n"
         "  --mask FILE.npy         bad pixels, uint8 or bool of (rows, cols),\n"
@@ -208,9 +219,11 @@ static int apply(struct options *o, const char *name, const char *value)
     } else if (strcmp(name, "min") == 0) {
         if (!parse_real(value, &o->min))
             return bad_option(name, value, "a number is needed");
+        o->range_given = true;
     } else if (strcmp(name, "max") == 0) {
         if (!parse_real(value, &o->max))
             return bad_option(name, value, "a number is needed");
+        o->range_given = true;
     } else if (strcmp(name, "backend") == 0) {
         if ((index = choose(value, backends, 3)) < 0)
             return bad_option(name, value, "auto, cpu or cuda");
@@ -264,6 +277,21 @@ static int apply(struct options *o, const char *name, const char *value)
             return bad_option(name, value,
                               "MODE:RMS, MODE none, supercolumn, row or "
                               "half, RMS >= 0 ADU");
+    } else if (strcmp(name, "gain-map") == 0) {
+        o->gain_map = value;
+    } else if (strcmp(name, "gain-unit") == 0) {
+        if (cc_gain_unit_parse(value, &o->gain_unit, NULL) != CC_OK)
+            return bad_option(name, value, "relative or adu-per-kev");
+    } else if (strcmp(name, "sim-gain-spread") == 0) {
+        if (!parse_real(value, &o->sim_gain_spread) ||
+            !(o->sim_gain_spread >= 0 && o->sim_gain_spread <= 0.2))
+            return bad_option(name, value, "a spread in [0, 0.2]");
+    } else if (strcmp(name, "sim-noise") == 0) {
+        if (!parse_window(value, &o->sim_noise_min, &o->sim_noise_max) ||
+            !(o->sim_noise_min >= 0))
+            return bad_option(name, value, "LO:HI in ADU, 0 <= LO < HI");
+    } else if (strcmp(name, "sim-gain-map") == 0) {
+        o->sim_gain_map = value;
     } else if (strcmp(name, "mask") == 0) {
         o->mask = value;
     } else if (strcmp(name, "auto-mask") == 0) {
@@ -326,12 +354,18 @@ static int check(const struct options *o)
     }
     bool simulation_only = o->flux >= 0 || o->pattern != CC_PATTERN_NONE ||
                            o->hot_pixels > 0 || o->dead_pixels > 0 ||
-                           o->sim_common_mode != CC_COMMON_MODE_NONE;
+                           o->sim_common_mode != CC_COMMON_MODE_NONE ||
+                           o->sim_gain_spread > 0 || o->sim_gain_map != NULL ||
+                           o->sim_noise_max > 0;
     if (o->simulate == 0 && simulation_only) {
         fprintf(stderr, "clusterfind: --flux, --pattern, --hot-pixels, "
-                        "--dead-pixels and --sim-common-mode shape a "
-                        "simulated run: give "
-                        "--simulate FRAMES\n");
+                        "--dead-pixels and --sim-* "
+                        "shape a simulated run: give --simulate FRAMES\n");
+        return EXIT_USAGE;
+    }
+    if (o->gain_unit != CC_GAIN_RELATIVE && o->gain_map == NULL) {
+        fprintf(stderr, "clusterfind: --gain-unit is the unit of a map: "
+                        "give --gain-map FILE\n");
         return EXIT_USAGE;
     }
     if ((o->image != NULL || o->photons != NULL) && o->eta_map == NULL) {
@@ -346,6 +380,24 @@ static int check(const struct options *o)
         return EXIT_USAGE;
     }
     return 0;
+}
+
+/* With a map in ADU per keV, clusters are in eV (docs/spec.md §9.2):
+ * the energies given in keV become eV, and the spectrum's default range
+ * is [0, 20) keV. */
+static void in_cluster_units(struct options *o)
+{
+    bool kev = o->gain_map != NULL && o->gain_unit == CC_GAIN_ADU_PER_KEV;
+    o->energy_unit = kev ? "keV" : "ADU";
+    o->energy_scale = kev ? 1000 : 1;
+    if (kev && !o->range_given) {
+        o->min = 0;
+        o->max = 20;
+    }
+    double *energies[] = {&o->min,        &o->max,        &o->peak_low,
+                          &o->peak_high,  &o->window_low, &o->window_high};
+    for (int i = 0; i < 6; i++)
+        *energies[i] *= o->energy_scale;
 }
 
 int main(int argc, char **argv)
@@ -384,6 +436,11 @@ int main(int argc, char **argv)
         {"hot-pixels", required_argument, NULL, 0},
         {"common-mode", required_argument, NULL, 0},
         {"sim-common-mode", required_argument, NULL, 0},
+        {"gain-map", required_argument, NULL, 0},
+        {"gain-unit", required_argument, NULL, 0},
+        {"sim-gain-spread", required_argument, NULL, 0},
+        {"sim-gain-map", required_argument, NULL, 0},
+        {"sim-noise", required_argument, NULL, 0},
         {"dead-pixels", required_argument, NULL, 0},
         {"mask", required_argument, NULL, 0},
         {"auto-mask", required_argument, NULL, 0},
@@ -424,5 +481,8 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     int status = check(&options);
-    return status != 0 ? status : clusterfind_run(&options);
+    if (status != 0)
+        return status;
+    in_cluster_units(&options);
+    return clusterfind_run(&options);
 }

@@ -36,6 +36,14 @@ struct options {
     uint32_t threads;
     uint16_t adc_mask;
     cc_common_mode common_mode; /* the finder's correction (docs/spec.md §8) */
+    const char *gain_map;  /* .npy or TIFF of per-pixel gains (§9) */
+    cc_gain_unit gain_unit;
+    /* Energies on the command line and in the summary are in energy_unit,
+     * energy_scale cluster units each: ADU (1), or keV with a map in ADU
+     * per keV, whose clusters are in eV (1000). */
+    const char *energy_unit;
+    double energy_scale;
+    bool range_given;      /* --min or --max */
     cc_raw_chip chip;      /* of chip test board runs (docs/spec.md §5.2) */
     uint64_t simulate;     /* data frames to simulate; 0 = read files */
     uint64_t seed;
@@ -59,6 +67,9 @@ struct options {
     uint32_t hot_pixels, dead_pixels;
     cc_common_mode sim_common_mode; /* the simulated run's common mode */
     double sim_common_mode_rms;
+    double sim_gain_spread;         /* the simulated pixels' gain rms */
+    double sim_noise_min, sim_noise_max; /* ADU; max 0: the default */
+    const char *sim_gain_map;       /* .npy of the simulated gains */
 };
 
 /* The imaging of a run: the photons in the window, the η calibration it

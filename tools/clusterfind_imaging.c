@@ -195,9 +195,10 @@ void imaging_summary(const struct imaging *imaging)
     const char *energy = o->energy == CC_ENERGY_SUM ? "sum" : "sum2x2";
     uint64_t photons = imaging->clusters - imaging->outside;
     if (o->windowed)
-        printf("photons:   %" PRIu64 " in [%g, %g) ADU (%s), %" PRIu64
+        printf("photons:   %" PRIu64 " in [%g, %g) %s (%s), %" PRIu64
                " clusters outside\n",
-               photons, o->window_low, o->window_high, energy,
+               photons, o->window_low / o->energy_scale,
+               o->window_high / o->energy_scale, o->energy_unit, energy,
                imaging->outside);
     if (imaging->calibration != NULL) {
         cc_eta_calibration_info info;

@@ -82,12 +82,29 @@ static int open_sources(struct job *job)
     config.dead_pixels = o->dead_pixels;
     config.common_mode = o->sim_common_mode;
     config.common_mode_rms = o->sim_common_mode_rms;
+    config.gain_spread = o->sim_gain_spread;
+    if (o->sim_noise_max > 0) {
+        config.noise_min = o->sim_noise_min;
+        config.noise_max = o->sim_noise_max;
+    }
     char message[CC_MESSAGE_SIZE];
     if (cc_simulator_new(&job->simulator, &config, message) != CC_OK ||
         cc_truth_new(&job->truth) != CC_OK ||
         cc_truth_score_new(&job->score, config.rows, config.cols,
                            config.gain) != CC_OK)
         return fail("cannot set up the simulator: %s", message);
+    if (o->sim_gain_map != NULL) {
+        double *gain = malloc((size_t)config.rows * config.cols * sizeof *gain);
+        int rc = gain == NULL ? CC_ENOMEM
+                              : cc_simulator_gain_map(job->simulator, gain);
+        if (rc == CC_OK)
+            rc = cc_gain_map_write_npy(o->sim_gain_map, config.rows,
+                                       config.cols, gain, message);
+        free(gain);
+        if (rc != CC_OK)
+            return fail("the simulated gain map: %s",
+                        rc == CC_ENOMEM ? "out of memory" : message);
+    }
     source_open_simulated(&job->dark, job->simulator, true,
                           o->pedestal_frames);
     source_open_simulated(&job->data, job->simulator, false, o->simulate);
@@ -135,6 +152,9 @@ static int set_up(struct job *job)
     if (cc_finder_new(&job->finder, &config, message) != CC_OK)
         return fail("%s", message);
     if (o->mask != NULL && cc_finder_load_mask(job->finder, o->mask) != CC_OK)
+        return fail("%s", cc_finder_last_error(job->finder));
+    if (o->gain_map != NULL &&
+        cc_finder_load_gain(job->finder, o->gain_map, o->gain_unit) != CC_OK)
         return fail("%s", cc_finder_last_error(job->finder));
     int status = imaging_open(&job->imaging, o, config.rows, config.cols);
     if (status != 0)
@@ -316,6 +336,34 @@ static void common_mode_summary(const struct job *job)
     free(regions);
 }
 
+/* One line on the gain map in force: its spread over the pixels. */
+static void gain_summary(const struct job *job)
+{
+    const struct options *o = job->options;
+    size_t pixels = (size_t)job->data.rows * job->data.cols;
+    double *gain = o->gain_map != NULL ? malloc(pixels * sizeof *gain) : NULL;
+    cc_gain_unit unit;
+    if (gain == NULL || cc_finder_get_gain(job->finder, gain, &unit) != CC_OK) {
+        free(gain);
+        return;
+    }
+    double sum = 0, sum_sq = 0, low = gain[0], high = gain[0];
+    for (size_t p = 0; p < pixels; p++) {
+        sum += gain[p];
+        sum_sq += gain[p] * gain[p];
+        low = gain[p] < low ? gain[p] : low;
+        high = gain[p] > high ? gain[p] : high;
+    }
+    double mean = sum / (double)pixels;
+    double var = sum_sq / (double)pixels - mean * mean;
+    printf("gain:      %s (%s): mean %.4g, rms %.2f %% of it, %.4g to %.4g; "
+           "clusters in %s\n",
+           o->gain_map, cc_gain_unit_name(unit), mean,
+           100 * (var > 0 ? sqrt(var) : 0) / mean, low, high,
+           unit == CC_GAIN_ADU_PER_KEV ? "eV" : "ADU of a gain-1 pixel");
+    free(gain);
+}
+
 static void summary(const struct job *job, uint64_t frames, double seconds)
 {
     const struct options *o = job->options;
@@ -342,6 +390,7 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
         printf("mask:      %" PRIu64 " bad pixels masked\n",
                stats.masked_pixels);
     common_mode_summary(job);
+    gain_summary(job);
     const char *energy = o->energy == CC_ENERGY_SUM ? "sum" : "sum2x2";
     uint32_t bins = cc_spectrum_bins(job->spectrum);
     const uint64_t *counts = cc_spectrum_counts(job->spectrum);
@@ -349,26 +398,29 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
     for (uint32_t i = 1; i < bins; i++)
         peak = counts[i] > counts[peak] ? i : peak;
     /* An empty histogram has no peak: bin 0 would only be the first. */
+    const char *unit = o->energy_unit;
+    double scale = o->energy_scale;
     if (counts[peak] > 0)
-        printf("spectrum:  peak at %g ADU (bin %g..%g, %s), ",
+        printf("spectrum:  peak at %g %s (bin %g..%g, %s), ",
                0.5 * (cc_spectrum_edge(job->spectrum, peak) +
-                      cc_spectrum_edge(job->spectrum, peak + 1)),
-               cc_spectrum_edge(job->spectrum, peak),
-               cc_spectrum_edge(job->spectrum, peak + 1), energy);
+                      cc_spectrum_edge(job->spectrum, peak + 1)) / scale,
+               unit, cc_spectrum_edge(job->spectrum, peak) / scale,
+               cc_spectrum_edge(job->spectrum, peak + 1) / scale, energy);
     else
-        printf("spectrum:  no clusters in [%g, %g) ADU (%s), ",
-               cc_spectrum_edge(job->spectrum, 0),
-               cc_spectrum_edge(job->spectrum, bins), energy);
+        printf("spectrum:  no clusters in [%g, %g) %s (%s), ",
+               cc_spectrum_edge(job->spectrum, 0) / scale,
+               cc_spectrum_edge(job->spectrum, bins) / scale, unit, energy);
     printf("%" PRIu64 " below, %" PRIu64 " above the range\n",
            cc_spectrum_underflow(job->spectrum),
            cc_spectrum_overflow(job->spectrum));
     if (job->peak_fitted)
-        printf("peak:      %.2f ADU, sigma %.2f ADU, FWHM %.2f ADU (%.2f %%), "
-               "%.0f counts, chi2/dof %.2f (%u bins in [%g, %g) ADU)\n",
-               job->peak.position, job->peak.sigma, job->peak.fwhm,
+        printf("peak:      %.2f %s, sigma %.2f %s, FWHM %.2f %s (%.2f %%), "
+               "%.0f counts, chi2/dof %.2f (%u bins in [%g, %g) %s)\n",
+               job->peak.position / scale, unit, job->peak.sigma / scale,
+               unit, job->peak.fwhm / scale, unit,
                100 * job->peak.resolution, job->peak.counts,
                job->peak.chi2_per_dof, (unsigned)job->peak.bins,
-               job->peak.low, job->peak.high);
+               job->peak.low / scale, job->peak.high / scale, unit);
     else
         printf("peak:      no line fitted (too few bins or no peak above "
                "the background)\n");

@@ -159,3 +159,13 @@ int cc_gain_map_read(const char *path, uint32_t rows, uint32_t cols,
                        path);
 #endif
 }
+
+int cc_gain_map_write_npy(const char *path, uint32_t rows, uint32_t cols,
+                          const double *gain, char *message)
+{
+    if (path == NULL || gain == NULL)
+        return cc__message(message, CC_EINVAL, "path or gain is NULL");
+    const uint64_t shape[2] = {rows, cols};
+    return cc__npy_write(path, "'<f8'", 2, shape, gain,
+                         (size_t)rows * cols * sizeof *gain, message);
+}

@@ -298,6 +298,17 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
     int rc = cc_finder_new(&next, config, finder->last_error);
     if (rc != CC_OK)
         return rc;
+    /* The gain map is a setting of the same pixels: it moves over, or the
+     * change is refused when the new precision or adc_mask cannot take it. */
+    if (finder->gain.map != NULL && config->rows == finder->config.rows &&
+        config->cols == finder->config.cols) {
+        rc = cc_finder_set_gain(next, finder->gain.map, finder->gain.unit);
+        if (rc != CC_OK) {
+            cc__message(finder->last_error, rc, "%s", next->last_error);
+            cc_finder_destroy(next);
+            return rc;
+        }
+    }
     /* The imaging moves over, with what the GPU imaged so far. */
     if (finder->imaging != NULL) {
         rc = pull_gpu_image(finder);
@@ -340,21 +351,6 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
     } else if (config->rows == finder->config.rows &&
                config->cols == finder->config.cols) {
         copy_user_mask(&next->pedestal, &finder->pedestal);
-    }
-    /* The gain map is a setting of the same pixels: it moves over, or the
-     * change is refused when the new precision or adc_mask cannot take it. */
-    if (finder->gain.map != NULL && config->rows == finder->config.rows &&
-        config->cols == finder->config.cols) {
-        rc = cc_finder_set_gain(next, finder->gain.map, finder->gain.unit);
-        if (rc != CC_OK) {
-            cc__message(finder->last_error, rc, "%s", next->last_error);
-            if (pedestal_survives(&finder->config, config))
-                cc__pedestal_swap(&next->pedestal, &finder->pedestal);
-            finder->imaging = next->imaging; /* given back */
-            next->imaging = NULL;
-            cc_finder_destroy(next);
-            return rc;
-        }
     }
     /* Swap contents so the caller's handle stays valid. */
     cc_finder held = *finder;

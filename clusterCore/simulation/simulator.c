@@ -28,7 +28,8 @@ enum stream {
     STREAM_PHOTONS,
     STREAM_DEFECTS, /* new streams go last: the others keep their numbers */
     STREAM_COMMON_MODE,     /* data frames' offsets */
-    STREAM_DARK_COMMON_MODE /* dark frames' */
+    STREAM_DARK_COMMON_MODE, /* dark frames' */
+    STREAM_GAIN
 };
 
 struct cc_simulator {
@@ -36,6 +37,7 @@ struct cc_simulator {
     size_t pixels;
     double *pedestal; /* dark level per pixel, ADU */
     double *noise;    /* noise rms per pixel, ADU */
+    double *gain;     /* relative gain per pixel; NULL without a spread */
     uint8_t *defects; /* cc_sim_pixel per pixel */
     struct cc__pool *pool;
     unsigned threads;
@@ -176,6 +178,10 @@ int cc_simulator_config_check(const cc_simulator_config *config,
                            "none, supercolumn, row or half and the rms "
                            "finite and non-negative",
                            (int)c->common_mode, c->common_mode_rms);
+    if (!finite_at_least(c->gain_spread, 0) || c->gain_spread > 0.2)
+        return cc__message(message, CC_EINVAL,
+                           "gain_spread %g must be in [0, 0.2]",
+                           c->gain_spread);
     return CC_OK;
 }
 
@@ -191,6 +197,13 @@ static void draw_maps(cc_simulator *simulator)
         simulator->pedestal[p] = c->pedestal + c->pedestal_spread * normal;
         double u = cc__random_uniform(cc__random_bits(noise_key, p));
         simulator->noise[p] = c->noise_min + (c->noise_max - c->noise_min) * u;
+    }
+    uint64_t gain_key = cc__random_key(c->seed, STREAM_GAIN, 0);
+    for (size_t p = 0; simulator->gain != NULL && p < simulator->pixels; p++) {
+        double normal, unused;
+        cc__random_normal_pair(cc__random_bits(gain_key, p), &normal, &unused);
+        /* 5 sigma of the largest spread is still a positive gain. */
+        simulator->gain[p] = fmax(1.0 + c->gain_spread * normal, 0.01);
     }
 }
 
@@ -244,7 +257,10 @@ int cc_simulator_new(cc_simulator **simulator,
     made->noise = malloc(made->pixels * sizeof *made->noise);
     made->defects = malloc(made->pixels);
     made->charge = malloc(made->threads * made->pixels * sizeof *made->charge);
-    rc = made->pedestal && made->noise && made->defects && made->charge
+    if (config->gain_spread > 0)
+        made->gain = malloc(made->pixels * sizeof *made->gain);
+    rc = made->pedestal && made->noise && made->defects && made->charge &&
+                 (config->gain_spread == 0 || made->gain)
              ? cc_truth_new(&made->own_truth)
              : CC_ENOMEM;
     if (rc == CC_OK)
@@ -268,6 +284,7 @@ void cc_simulator_destroy(cc_simulator *simulator)
         cc__pool_destroy(simulator->pool);
     free(simulator->pedestal);
     free(simulator->noise);
+    free(simulator->gain);
     free(simulator->defects);
     free(simulator->charge);
     cc_truth_destroy(simulator->own_truth);
@@ -284,6 +301,15 @@ int cc_simulator_maps(const cc_simulator *simulator, double *pedestal,
         memcpy(pedestal, simulator->pedestal, bytes);
     if (noise != NULL)
         memcpy(noise, simulator->noise, bytes);
+    return CC_OK;
+}
+
+int cc_simulator_gain_map(const cc_simulator *simulator, double *gain)
+{
+    if (simulator == NULL || gain == NULL)
+        return CC_EINVAL;
+    for (size_t p = 0; p < simulator->pixels; p++)
+        gain[p] = simulator->gain != NULL ? simulator->gain[p] : 1.0;
     return CC_OK;
 }
 
@@ -368,8 +394,8 @@ static int draw_photons(const cc_simulator_config *c, uint64_t k,
 }
 
 /* Adds a photon's charge to the pixels its cloud reaches. */
-static void deposit(const cc_simulator_config *c, const cc_photon *photon,
-                    double *charge)
+static void deposit(const cc_simulator_config *c, const double *gain,
+                    const cc_photon *photon, double *charge)
 {
     enum { reach_max = 12 }; /* 6 sigma of the widest cloud allowed */
     int reach = (int)ceil(6 * c->cloud_sigma);
@@ -389,9 +415,11 @@ static void deposit(const cc_simulator_config *c, const cc_photon *photon,
             continue;
         for (int dx = -reach; dx <= reach; dx++) {
             long col = cx + dx;
-            if (col >= 0 && col < (long)c->cols)
-                charge[(size_t)row * c->cols + (size_t)col] +=
-                    adu * fx[dx + reach] * fy[dy + reach];
+            if (col < 0 || col >= (long)c->cols)
+                continue;
+            size_t p = (size_t)row * c->cols + (size_t)col;
+            double share = adu * fx[dx + reach] * fy[dy + reach];
+            charge[p] += gain != NULL ? share * gain[p] : share;
         }
     }
 }
@@ -497,7 +525,8 @@ static void render_task(void *context, unsigned thread)
         cc_frame_truth photons;
         cc_truth_frame(job->truth, i, &photons);
         for (uint32_t j = 0; j < photons.count; j++)
-            deposit(&simulator->config, &photons.photons[j], charge);
+            deposit(&simulator->config, simulator->gain, &photons.photons[j],
+                    charge);
         render(simulator, STREAM_NOISE, job->first + i, charge, frame);
         overwrite_defects(simulator, frame);
     }
