@@ -16,7 +16,8 @@ without it.
 __version__ = "0.1.0"
 
 _API = {"finder": ["Finder", "Clusters", "cluster_dtype", "COMMON_MODES",
-                   "COMMON_MODE_DTYPE"],
+                   "COMMON_MODE_DTYPE", "GAIN_UNITS", "read_gain_map",
+                   "write_gain_map"],
         "analysis": ["EnergyWindow", "Spectrum", "Peak", "fit_peak", "HitMap", "eta",
                      "eta_range", "EtaCalibration", "Interpolator"],
         "files": ["RawRun", "RawRunWarning", "RawWriter", "ClustReader", "ClustWriter",

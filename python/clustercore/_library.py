@@ -133,7 +133,8 @@ class SimulatorConfig(ctypes.Structure):
                 ("pattern", c_int), ("pattern_period", c_double),
                 ("pattern_spokes", c_uint32), ("hot_pixels", c_uint32),
                 ("dead_pixels", c_uint32), ("hot_noise", c_double),
-                ("common_mode", c_int), ("common_mode_rms", c_double)]
+                ("common_mode", c_int), ("common_mode_rms", c_double),
+                ("gain_spread", c_double)]
 
 
 class Photon(ctypes.Structure):
@@ -186,6 +187,11 @@ PROTOTYPES = {
     "cc_finder_process_list": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_void_p]),
     "cc_finder_set_mask": (c_int, [c_void_p, c_void_p]),
     "cc_finder_load_mask": (c_int, [c_void_p, c_char_p]),
+    "cc_finder_set_gain": (c_int, [c_void_p, c_void_p, c_int]),
+    "cc_finder_load_gain": (c_int, [c_void_p, c_char_p, c_int]),
+    "cc_finder_get_gain": (c_int, [c_void_p, c_void_p, P(c_int)]),
+    "cc_gain_map_read": (c_int, [c_char_p, c_uint32, c_uint32, c_void_p, c_char_p]),
+    "cc_gain_map_write_npy": (c_int, [c_char_p, c_uint32, c_uint32, c_void_p, c_char_p]),
     "cc_finder_get_mask": (c_int, [c_void_p, c_void_p]),
     "cc_finder_set_interpolator": (c_int, [c_void_p, c_void_p]),
     "cc_finder_take_image": (c_int, [c_void_p, c_void_p]),
@@ -245,6 +251,7 @@ PROTOTYPES = {
     "cc_simulator_frames": (c_int, [c_void_p, c_uint64, c_size_t, c_void_p, c_void_p]),
     "cc_simulator_maps": (c_int, [c_void_p, c_void_p, c_void_p]),
     "cc_simulator_defects": (c_int, [c_void_p, c_void_p]),
+    "cc_simulator_gain_map": (c_int, [c_void_p, c_void_p]),
     "cc_truth_new": (c_int, [pp]),
     "cc_truth_destroy": (None, [c_void_p]),
     "cc_truth_frame_count": (c_size_t, [c_void_p]),

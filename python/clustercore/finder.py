@@ -9,11 +9,15 @@ from . import _library as C
 from ._library import check, library
 
 __all__ = ["Finder", "Clusters", "cluster_dtype", "BACKENDS", "PRECISIONS",
-           "COMMON_MODES", "COMMON_MODE_DTYPE"]
+           "COMMON_MODES", "COMMON_MODE_DTYPE", "GAIN_UNITS", "read_gain_map",
+           "write_gain_map"]
 
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 PRECISIONS = {"float": 0, "double": 1}
 COMMON_MODES = {"none": 0, "supercolumn": 1, "row": 2, "half": 3}
+# A gain map's unit (docs/spec.md §9): relative gains leave clusters in ADU
+# of a gain-1 pixel, ADU per keV puts them in eV.
+GAIN_UNITS = {"relative": 0, "adu-per-kev": 1}
 _NAMES = {"backend": BACKENDS, "precision": PRECISIONS,
           "common_mode": COMMON_MODES}
 # One common-mode region's figures since the reset (docs/spec.md §8).
@@ -145,11 +149,14 @@ class Finder(C.Owned):
     process(frames) gives their clusters. Settings are the core's cc_config
     (docs/library.md); cluster_size is N (N x N) or (Nx, Ny); backend is
     "auto" (the GPU when one answers), "cpu" or "cuda"; precision "float"
-    or "double"; mask a (rows, cols) array of bad pixels (1 or True)."""
+    or "double"; mask a (rows, cols) array of bad pixels (1 or True);
+    gain a (rows, cols) gain map or the path of one (.npy or TIFF), in
+    gain_unit "relative" or "adu-per-kev" (docs/spec.md §9)."""
 
     destructor = "cc_finder_destroy"
 
-    def __init__(self, rows, cols, *, mask=None, **settings):
+    def __init__(self, rows, cols, *, mask=None, gain=None,
+                 gain_unit="relative", **settings):
         config = C.Config()
         library().cc_config_init(ctypes.byref(config))
         config.rows, config.cols = rows, cols
@@ -158,6 +165,8 @@ class Finder(C.Owned):
         self.rows, self.cols = rows, cols
         if mask is not None:
             self.set_mask(mask)
+        if gain is not None:
+            self.set_gain(gain, gain_unit)
 
     def _check(self, code):
         check(code, self._lib.cc_finder_last_error(self.handle))
@@ -277,6 +286,37 @@ class Finder(C.Owned):
     def load_mask(self, path):
         self._check(self._lib.cc_finder_load_mask(self.handle, _path(path)))
 
+    def set_gain(self, gain, unit="relative"):
+        """The gain map from now on: a (rows, cols) array of gains, or the
+        path of a .npy or TIFF file; None removes it. Values that are not
+        finite or not above 0 are refused, naming the pixel."""
+        code = C.code_of(GAIN_UNITS, "gain_unit", unit)
+        if gain is None:
+            self._check(self._lib.cc_finder_set_gain(self.handle, None, code))
+            return
+        if isinstance(gain, (str, bytes)) or hasattr(gain, "__fspath__"):
+            self._check(self._lib.cc_finder_load_gain(self.handle, _path(gain), code))
+            return
+        gain = numpy.asarray(gain)
+        if gain.shape != (self.rows, self.cols):
+            raise ValueError("the gain map must have shape (%d, %d), not %s"
+                             % (self.rows, self.cols, gain.shape))
+        if gain.dtype.kind not in "fiu":
+            raise TypeError("the gain map must hold numbers, not %s" % gain.dtype)
+        gain = numpy.ascontiguousarray(gain, numpy.float64)
+        self._check(self._lib.cc_finder_set_gain(self.handle, gain.ctypes.data, code))
+
+    @property
+    def gain(self):
+        """(map, unit) in force, map float64 (rows, cols); None without one."""
+        out = numpy.empty((self.rows, self.cols))
+        unit = ctypes.c_int()
+        code = self._lib.cc_finder_get_gain(self.handle, out.ctypes.data, ctypes.byref(unit))
+        if code == -3:  # CC_ESTATE: no map
+            return None
+        self._check(code)
+        return out, C.name_of(GAIN_UNITS, unit.value)
+
     def save_pedestal(self, path):
         self._check(self._lib.cc_finder_save_pedestal(self.handle, _path(path)))
 
@@ -297,6 +337,22 @@ class Finder(C.Owned):
 
 def _path(path):
     return str(path).encode()
+
+
+def read_gain_map(path, rows, cols):
+    """A gain map file (.npy float32/float64, or TIFF) as float64 (rows, cols)."""
+    out = numpy.empty((rows, cols))
+    C.call(library().cc_gain_map_read, _path(path), rows, cols, out.ctypes.data)
+    return out
+
+
+def write_gain_map(path, gain):
+    """Writes a (rows, cols) gain map as a float64 .npy file."""
+    gain = numpy.ascontiguousarray(gain, numpy.float64)
+    if gain.ndim != 2:
+        raise ValueError("a gain map is 2-D, not %s" % (gain.shape,))
+    C.call(library().cc_gain_map_write_npy, _path(path), gain.shape[0], gain.shape[1],
+           gain.ctypes.data)
 
 
 def _apply(config, settings):

@@ -90,6 +90,13 @@ class Simulator(C.Owned):
         check(self._lib.cc_simulator_maps(self.handle, pedestal.ctypes.data, noise.ctypes.data))
         return pedestal, noise
 
+    def gain_map(self):
+        """Each pixel's relative gain, float64 (rows, cols): all 1 without
+        gain_spread; the truth a gain map is checked against."""
+        out = numpy.empty(self.shape)
+        check(self._lib.cc_simulator_gain_map(self.handle, out.ctypes.data))
+        return out
+
     def defects(self):
         """The planted defects, uint8 (rows, cols): 0 good, 1 hot, 2 dead."""
         out = numpy.empty(self.shape, numpy.uint8)

@@ -233,3 +233,42 @@ def test_common_mode_keyword_and_figures():
     assert len(plain.common_mode()) == 0
     with pytest.raises(ValueError, match="common_mode"):
         clustercore.Finder(50, 50, common_mode="column")
+
+
+def test_gain_keyword_map_and_refusals(tmp_path):
+    """gain takes an array or a file, in either unit; the simulator's true
+    map narrows the line it widened; bad maps are refused with the pixel."""
+    sim = clustercore.Simulator(rows=60, cols=60, flux=40, seed=4, noise_min=5,
+                                noise_max=8, gain_spread=0.05)
+    truth = sim.gain_map()
+    assert truth.shape == (60, 60) and 0.03 < truth.std() < 0.07
+    dark, frames = sim.dark_frames(100), sim.frames(200)
+    path = tmp_path / "gain.npy"
+    clustercore.write_gain_map(path, truth.astype(numpy.float32))
+    assert numpy.array_equal(clustercore.read_gain_map(path, 60, 60),
+                             truth.astype(numpy.float32))
+    widths = {}
+    for name, gain in (("none", None), ("array", truth), ("file", path)):
+        finder = clustercore.Finder(60, 60, pedestal_frames=100, backend="cpu",
+                                    gain=gain)
+        finder.train(dark)
+        sums = clustercore.Spectrum(energy="sum", bins=200, min=0, max=2000)
+        sums.add(finder.process(frames))
+        widths[name] = sums.fit_peak(700, 900).sigma
+        assert (finder.gain is None) == (gain is None)
+    assert widths["array"] < 0.8 * widths["none"]
+    assert abs(widths["file"] / widths["array"] - 1) < 0.01
+    finder = clustercore.Finder(60, 60, backend="cpu", gain=100 * truth,
+                                gain_unit="adu-per-kev")
+    assert finder.gain[1] == "adu-per-kev"
+    bad = truth.copy()
+    bad[3, 4] = 0
+    with pytest.raises(clustercore.ClusterCoreError, match=r"\(row 3, col 4\)"):
+        finder.set_gain(bad)
+    assert finder.gain[1] == "adu-per-kev"  # the map in force stays
+    with pytest.raises(ValueError, match="shape"):
+        finder.set_gain(truth[:10])
+    with pytest.raises(ValueError, match="gain_unit"):
+        finder.set_gain(truth, "keV")
+    finder.set_gain(None)
+    assert finder.gain is None
