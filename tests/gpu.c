@@ -153,7 +153,8 @@ static void common_mode_frames(const cc_finder *finder,
 static void lockstep(const struct pool *pool, cc_config config,
                      uint32_t n_frames, const uint32_t streams[GPUS],
                      const struct cc__cuda_tuning tunings[GPUS],
-                     const uint8_t *const *masks)
+                     const uint8_t *const *masks, const double *const *gains,
+                     cc_gain_unit unit)
 {
     static const uint32_t batches[] = {1, 3, 32, 33, 64, 100, 7, 2};
     config.backend = CC_BACKEND_CPU;
@@ -168,6 +169,12 @@ static void lockstep(const struct pool *pool, cc_config config,
         gpu[g] = trained_finder(pool, config, first_mask);
         ck_assert_int_eq(cc__finder_tune_cuda(gpu[g], &tunings[g]), CC_OK);
     }
+    cc_finder *const *all[2] = {&cpu, gpu};
+    const int counts[2] = {1, GPUS};
+    for (int a = 0; gains != NULL && a < 2; a++)
+        for (int g = 0; g < counts[a]; g++)
+            ck_assert_int_eq(cc_finder_set_gain(all[a][g], gains[0], unit),
+                             CC_OK);
     cc_clusters *want, *got;
     ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
     ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
@@ -202,6 +209,14 @@ static void lockstep(const struct pool *pool, cc_config config,
             for (int g = 0; g < GPUS; g++)
                 ck_assert_int_eq(cc_finder_set_mask(gpu[g], masks[1]), CC_OK);
         }
+        /* A second map while READY, then none: each takes effect on the
+         * next batch on both backends. */
+        for (int a = 0; gains != NULL && (b == 5 || b == 11) && a < 2; a++)
+            for (int g = 0; g < counts[a]; g++)
+                ck_assert_int_eq(cc_finder_set_gain(all[a][g],
+                                                    b == 5 ? gains[1] : NULL,
+                                                    unit),
+                                 CC_OK);
         ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
         for (int g = 0; g < GPUS; g++) {
             int rc = as_list
@@ -226,6 +241,8 @@ static void lockstep(const struct pool *pool, cc_config config,
            n_frames, (unsigned long long)stats.clusters, streams[0],
            streams[1], streams[2], streams[3],
            masks != NULL ? ", masked" : "");
+    if (gains != NULL)
+        printf(", gain map in %s", cc_gain_unit_name(unit));
     if (config.common_mode != CC_COMMON_MODE_NONE) {
         uint64_t estimated, unestimated;
         common_mode_frames(cpu, &config, &estimated, &unestimated);
@@ -267,7 +284,7 @@ START_TEST(identical_full_frames)
         {64, 5, 2, 32, 64, CC__COPIES_BATCHED}};
     struct pool pool = make_pool(400, 400, 2330);
     lockstep(&pool, config_for(&pool, _i), frames_to_run(10000), streams,
-             tunings, NULL);
+             tunings, NULL, NULL, CC_GAIN_RELATIVE);
     free_pool(&pool);
 }
 END_TEST
@@ -285,7 +302,7 @@ START_TEST(identical_odd_frames)
         {33, 16, 1, 64, 32, CC__COPIES_EACH}};
     struct pool pool = _i < 4 ? make_pool(160, 400, 930) : make_pool(37, 53, 30);
     lockstep(&pool, config_for(&pool, _i % 4), frames_to_run(2000), streams,
-             tunings, NULL);
+             tunings, NULL, NULL, CC_GAIN_RELATIVE);
     free_pool(&pool);
 }
 END_TEST
@@ -298,7 +315,8 @@ START_TEST(identical_under_cap)
     struct pool pool = make_pool(400, 400, 2330);
     cc_config config = config_for(&pool, _i);
     config.max_clusters = 1000;
-    lockstep(&pool, config, frames_to_run(300), streams, tunings, NULL);
+    lockstep(&pool, config, frames_to_run(300), streams, tunings, NULL, NULL,
+             CC_GAIN_RELATIVE);
     free_pool(&pool);
 }
 END_TEST
@@ -329,7 +347,7 @@ START_TEST(identical_with_mask)
     cc_config config = config_for(&pool, _i);
     config.mask_rms_factor = 1.4; /* noise is 15..50 ADU: about a sixth */
     lockstep(&pool, config, frames_to_run(600), streams, tunings,
-             (const uint8_t *const *)masks);
+             (const uint8_t *const *)masks, NULL, CC_GAIN_RELATIVE);
     free(masks[0]);
     free(masks[1]);
     free_pool(&pool);
@@ -379,9 +397,52 @@ START_TEST(identical_common_mode)
     cc_config config = config_for(&pool, _i % 4);
     config.common_mode = mode;
     lockstep(&pool, config, frames_to_run(600), streams, tunings,
-             (const uint8_t *const *)masks);
+             (const uint8_t *const *)masks, NULL, CC_GAIN_RELATIVE);
     free(masks[0]);
     free(masks[1]);
+    free_pool(&pool);
+}
+END_TEST
+
+/* A gain map (docs/spec.md §9) on both backends, with common mode and a
+ * mask: 3x3 and 9x9, float and double, relative and in ADU per keV. */
+START_TEST(identical_gain)
+{
+    static const uint32_t streams[GPUS] = {1, 2, 3, 8};
+    static const struct cc__cuda_tuning tunings[GPUS] = {
+        {0, 0, 0, 0, 0, 0}, {9, 4, 3, 64, 96, 0}, {1, 1, 8, 128, 256, 0},
+        {40, 16, 1, 64, 32, 0}};
+    cc_simulator_config model = test_simulator_config(160, 400, 78, 930);
+    model.threads = 0;
+    model.common_mode = CC_COMMON_MODE_SUPERCOLUMN;
+    model.common_mode_rms = 30;
+    model.gain_spread = 0.08;
+    struct pool pool = make_pool_of(&model);
+    cc_simulator *simulator = test_simulator(&model);
+    double *gains[2];
+    uint8_t *mask = malloc(pool.pixels);
+    ck_assert_ptr_nonnull(mask);
+    const cc_gain_unit unit = _i < 4 ? CC_GAIN_RELATIVE : CC_GAIN_ADU_PER_KEV;
+    for (int m = 0; m < 2; m++) {
+        gains[m] = malloc(pool.pixels * sizeof *gains[m]);
+        ck_assert_ptr_nonnull(gains[m]);
+        ck_assert_int_eq(cc_simulator_gain_map(simulator, gains[m]), CC_OK);
+        for (size_t p = 0; p < pool.pixels; p++) {
+            /* The second map: the first a little off, as a recalibration. */
+            gains[m][p] *= (unit == CC_GAIN_ADU_PER_KEV ? model.gain : 1) *
+                           (m == 0 ? 1 : 1 + 0.01 * (double)(p % 7));
+            mask[p] = (p * 2654435761u) % 61 == 0;
+        }
+    }
+    cc_simulator_destroy(simulator);
+    cc_config config = config_for(&pool, _i % 4);
+    config.common_mode = CC_COMMON_MODE_SUPERCOLUMN;
+    const uint8_t *masks[2] = {mask, mask};
+    lockstep(&pool, config, frames_to_run(600), streams, tunings, masks,
+             (const double *const *)gains, unit);
+    free(gains[0]);
+    free(gains[1]);
+    free(mask);
     free_pool(&pool);
 }
 END_TEST
@@ -1008,6 +1069,8 @@ int main(void)
     tcase_add_loop_test(rounding, noise_rounded_once, 0, 2);
     TCase *common = tcase_create("common");
     tcase_add_loop_test(common, identical_common_mode, 0, 6);
+    TCase *gain = tcase_create("gain");
+    tcase_add_loop_test(gain, identical_gain, 0, 8);
     TCase *faults = tcase_create("faults");
     tcase_add_loop_test(faults, fault_auto_falls_back, 0, 2);
     tcase_add_test(faults, fault_auto_lost_retrains);
@@ -1017,7 +1080,7 @@ int main(void)
      * (CK_EXCLUDE_TAGS=planted_faults). */
     tcase_set_tags(faults, "planted_faults");
     TCase *cases[] = {full,  odd,      cap,    masked, images,
-                      moves, rounding, common, faults};
+                      moves, rounding, common, gain, faults};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tcase_set_timeout(cases[i], 3600);
         suite_add_tcase(suite, cases[i]);

@@ -47,6 +47,7 @@ struct options {
     bool accumulators; /* also time the spectrum and the hit map */
     bool image;        /* the finder images as it finds (--image) */
     cc_common_mode common_mode; /* --common-mode; none by default */
+    double gain_spread; /* --gain-spread; 0: no gain map */
 };
 
 /* Frames in the kinds of memory a caller may hand over. */
@@ -58,6 +59,7 @@ struct workload {
      * areaDetector NDArray pool; frames[INPUT_LIST] is list[0]. */
     uint16_t **list;
     uint32_t list_frames;
+    double *gain; /* the simulated gains, with --gain-spread; else NULL */
 };
 
 static void usage(FILE *out)
@@ -100,7 +102,9 @@ static void usage(FILE *out)
             "                    choice, the default)\n"
             "  --common-mode MODE  none, supercolumn, row or half: the\n"
             "                    finder corrects it, and the frames carry\n"
-            "                    30 ADU rms of it (default none)\n");
+            "                    30 ADU rms of it (default none)\n"
+            "  --gain-spread X   the frames' pixels have gains of X rms, and\n"
+            "                    the finder their map (default 0: none)\n");
 }
 
 /* Seconds on a clock: CLOCK_MONOTONIC for wall time,
@@ -300,6 +304,14 @@ static int open_bench_finder(const struct options *options,
     if (run->backend == CC_BACKEND_CUDA &&
         cc__finder_tune_cuda(bench->finder, &tuning) != CC_OK) {
         fprintf(stderr, "clusterbench: the GPU cannot take that shape\n");
+        close_bench_finder(bench);
+        return -1;
+    }
+    if (work->gain != NULL &&
+        cc_finder_set_gain(bench->finder, work->gain, CC_GAIN_RELATIVE) !=
+            CC_OK) {
+        fprintf(stderr, "clusterbench: %s\n",
+                cc_finder_last_error(bench->finder));
         close_bench_finder(bench);
         return -1;
     }
@@ -677,6 +689,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"accumulators", no_argument, NULL, 'A'},
         {"image", no_argument, NULL, 'M'},
         {"common-mode", required_argument, NULL, 'C'},
+        {"gain-spread", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt;
@@ -729,6 +742,18 @@ static int parse_options(int argc, char **argv, struct options *options)
             }
             break;
         }
+        case 'K': {
+            char *end;
+            options->gain_spread = strtod(optarg, &end);
+            if (*end != '\0' || !(options->gain_spread >= 0 &&
+                                   options->gain_spread <= 0.2)) {
+                fprintf(stderr, "clusterbench: --gain-spread %s: a spread in "
+                                "[0, 0.2]\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        }
         case 'h': usage(stdout); exit(EXIT_SUCCESS);
         default: usage(stderr); return -1;
         }
@@ -765,11 +790,22 @@ static int make_workload(const struct options *options, struct workload *work)
     model.common_mode = options->common_mode;
     model.common_mode_rms =
         options->common_mode != CC_COMMON_MODE_NONE ? 30 : 0;
+    model.gain_spread = options->gain_spread;
     char message[CC_MESSAGE_SIZE];
     cc_simulator *simulator;
     if (cc_simulator_new(&simulator, &model, message) != CC_OK) {
         fprintf(stderr, "clusterbench: %s\n", message);
         return -1;
+    }
+    if (options->gain_spread > 0) {
+        work->gain = malloc((size_t)model.rows * model.cols *
+                            sizeof *work->gain);
+        if (work->gain == NULL ||
+            cc_simulator_gain_map(simulator, work->gain) != CC_OK) {
+            fprintf(stderr, "clusterbench: out of memory for the gains\n");
+            cc_simulator_destroy(simulator);
+            return -1;
+        }
     }
     int rc = cc_simulator_dark_frames(simulator, 0, work->dark_frames,
                                       work->dark);
@@ -977,5 +1013,6 @@ int main(int argc, char **argv)
         cc_host_free(work.list[k]);
     free(work.list);
     free(work.dark);
+    free(work.gain);
     return EXIT_SUCCESS;
 }

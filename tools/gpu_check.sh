@@ -28,7 +28,7 @@ here=$(cd "${GPU_KIT:-.device}" && pwd)
 tarball=$(realpath ${TARBALL:-$here/ndpluginclustercuda-*.tar.gz})
 tools=$(cd "$(dirname "$0")" && pwd)
 # The test cases of tests/gpu, each racechecked in a process of its own.
-gpu_cases="full odd cap masked images moves rounding common faults"
+gpu_cases="full odd cap masked images moves rounding common gain faults"
 OUT=${OUT:-/tmp}
 work=${WORK:-/tmp/ccbuild}
 log() { echo "=== $*"; }
