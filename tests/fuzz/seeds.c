@@ -3,7 +3,7 @@
  * seeds.c: `seeds DIRECTORY` writes a seed corpus for every fuzz target
  * into DIRECTORY/TARGET/, from the library's own writers on a small
  * simulated detector (8 x 16 pixels): a raw run, pedestal files of both
- * precisions, η calibrations, masks and a .clust file, each also cut in
+ * precisions, η calibrations, masks, gain maps and a .clust file, each also cut in
  * half and short of its last byte. The committed corpus (tests/fuzz/corpus)
  * began as this; the corpus test replays a fresh one, so the readers are
  * fuzz-checked against what the current writers write.
@@ -17,6 +17,10 @@
 #include "clustercore.h"
 #include "internal.h"
 #include "targets.h"
+
+#ifdef CC_HAVE_TIFF /* config.h, through internal.h, says */
+#include <tiffio.h>
+#endif
 
 enum { dark_frames = 20, light_frames = 6, per_file = 4 };
 enum { pixels = FUZZ_ROWS * FUZZ_COLS };
@@ -92,6 +96,30 @@ static void seed_file(const char *target, const char *name, const char *path,
     free(data);
     free(file);
 }
+
+#ifdef CC_HAVE_TIFF
+/* A gain map as slsDetectorCalibration writes one: a 32-bit float TIFF,
+ * width the columns, two rows a strip. */
+static void write_gain_tiff(const char *path, const float *gain)
+{
+    TIFF *tiff = TIFFOpen(path, "w");
+    if (tiff == NULL)
+        die("gain tiff", CC_EIO, path);
+    TIFFSetField(tiff, TIFFTAG_IMAGEWIDTH, (uint32_t)FUZZ_COLS);
+    TIFFSetField(tiff, TIFFTAG_IMAGELENGTH, (uint32_t)FUZZ_ROWS);
+    TIFFSetField(tiff, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(tiff, TIFFTAG_BITSPERSAMPLE, 32);
+    TIFFSetField(tiff, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
+    TIFFSetField(tiff, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(tiff, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(tiff, TIFFTAG_ROWSPERSTRIP, 2);
+    for (uint32_t row = 0; row < FUZZ_ROWS; row++)
+        if (TIFFWriteScanline(tiff, (void *)(gain + row * FUZZ_COLS), row,
+                              0) != 1)
+            die("gain tiff", CC_EIO, path);
+    TIFFClose(tiff);
+}
+#endif
 
 /* A run of two 400 x 400 frames in each ADC-order layout: its master for
  * raw_master; for raw_run, the master with one frame and a half in d0 (a
@@ -272,6 +300,25 @@ int main(int argc, char **argv)
     check("mask", cc__npy_write(path, "'|b1'", 2, shape, mask, pixels, message),
           message);
     seed_file("mask_npy", "bool", path, NULL, 0);
+
+    double gain[pixels];
+    float gain32[pixels];
+    for (int i = 0; i < pixels; i++)
+        gain32[i] = (float)(gain[i] = 0.9 + 0.002 * i);
+    snprintf(path, sizeof path, "%s/gain.npy", work);
+    check("gain", cc_gain_map_write_npy(path, FUZZ_ROWS, FUZZ_COLS, gain,
+                                        message),
+          message);
+    seed_file("gain_map", "float64", path, NULL, 0);
+    check("gain", cc__npy_write(path, "'<f4'", 2, shape, gain32,
+                                sizeof gain32, message),
+          message);
+    seed_file("gain_map", "float32", path, NULL, 0);
+#ifdef CC_HAVE_TIFF
+    snprintf(path, sizeof path, "%s/gain.tiff", work);
+    write_gain_tiff(path, gain32);
+    seed_file("gain_map", "tiff", path, NULL, 0);
+#endif
 
     snprintf(path, sizeof path, "%s/clusters.clust", work);
     cc_clust_writer *writer;

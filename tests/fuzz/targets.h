@@ -42,10 +42,12 @@ void fuzz_raw_run(const uint8_t *data, size_t size);
 void fuzz_pedestal_file(const uint8_t *data, size_t size);
 void fuzz_eta_file(const uint8_t *data, size_t size);
 void fuzz_mask_npy(const uint8_t *data, size_t size);
+void fuzz_gain_map(const uint8_t *data, size_t size);
 void fuzz_clust_file(const uint8_t *data, size_t size);
 void fuzz_npy_round_trip(const uint8_t *data, size_t size);
 
-/* The frame size of the targets that need a finder (pedestal, mask). */
+/* The frame size of the targets that need a finder (pedestal, mask,
+ * gain). */
 enum { FUZZ_ROWS = 8, FUZZ_COLS = 16 };
 /* The process's CPU finder of that size and precision, made on first use. */
 cc_finder *fuzz_finder(cc_precision precision);
