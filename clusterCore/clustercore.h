@@ -269,6 +269,10 @@ CC_API int cc_finder_get_gain(const cc_finder *finder, double *gain,
  * build without libtiff with CC_ENOTSUP; message says why. */
 CC_API int cc_gain_map_read(const char *path, uint32_t rows, uint32_t cols,
                             double *gain, char *message);
+/* Writes a bad-pixel mask (rows * cols bytes of 0 and 1) as a NumPy .npy
+ * file, uint8 of shape (rows, cols), as cc_finder_load_mask reads it. */
+CC_API int cc_mask_write_npy(const char *path, uint32_t rows, uint32_t cols,
+                             const uint8_t *mask, char *message);
 /* Writes a gain map (rows * cols doubles) as a NumPy .npy file, float64
  * of shape (rows, cols). */
 CC_API int cc_gain_map_write_npy(const char *path, uint32_t rows,
@@ -464,6 +468,80 @@ CC_API int cc_hitmap_set_window(cc_hitmap *hitmap,
 /* The clusters left out of the counts for lying outside the window,
  * since the last reset: nothing is dropped silently. */
 CC_API uint64_t cc_hitmap_outside(const cc_hitmap *hitmap);
+
+/* ------------------------------------------------------------------ */
+/* Gain calibration from a flat field (docs/spec.md §9.3)              */
+/* ------------------------------------------------------------------ */
+
+/* Which clusters enter a pixel's spectrum, and with what. */
+typedef enum cc_gain_events {
+    /* Clusters whose centre holds at least `fraction` of their sum: their
+     * sum, for the centre pixel. Little of another pixel's gain is in it. */
+    CC_GAIN_EVENTS_SINGLE = 0,
+    /* Every cluster: its sum, for the centre pixel. Its neighbours' gains
+     * are in it too; a map found so and then applied converges when
+     * calibrated again (iterate). */
+    CC_GAIN_EVENTS_SUM = 1
+} cc_gain_events;
+
+/* Per-pixel spectra of a flat field's clusters, bins equal bins on [low,
+ * high) in the clusters' unit: each pixel's line, fitted, gives its gain. */
+typedef struct cc_gain_calibration cc_gain_calibration;
+
+typedef struct cc_gain_calibration_config {
+    uint32_t rows, cols;
+    uint32_t bins;       /* a pixel's spectrum: 6..1000; default 40 */
+    double low, high;    /* its range around the line (no default) */
+    cc_gain_events events; /* default CC_GAIN_EVENTS_SINGLE */
+    double fraction;     /* single events' least centre share, (0.5, 1];
+                            default 0.8 */
+    uint32_t min_photons; /* fewer in a pixel's range: flagged; default 50 */
+} cc_gain_calibration_config;
+
+/* What became of a pixel (the quality map). */
+typedef enum cc_gain_quality {
+    CC_GAIN_GOOD = 0,
+    CC_GAIN_FEW_PHOTONS = 1, /* fewer than min_photons in range */
+    CC_GAIN_FIT_FAILED = 2   /* no line fitted inside the range */
+} cc_gain_quality;
+
+typedef struct cc_gain_calibration_result {
+    uint64_t photons;       /* entered in the spectra */
+    uint64_t outside;       /* single or sum events outside [low, high) */
+    uint64_t pixels_good, pixels_few, pixels_failed;
+    double reference;       /* the median line of the good pixels, in the
+                               clusters' unit: the gain-1 pixel's */
+    double spread;          /* rms of the good pixels' gains over their
+                               mean */
+} cc_gain_calibration_result;
+
+/* Fills *config with the defaults above; rows, cols, low and high 0. */
+CC_API void cc_gain_calibration_config_init(cc_gain_calibration_config *config);
+CC_API int cc_gain_calibration_new(cc_gain_calibration **calibration,
+                                   const cc_gain_calibration_config *config,
+                                   char *message);
+CC_API void cc_gain_calibration_destroy(cc_gain_calibration *calibration);
+/* Enters the clusters of a list (CC_EINVAL, entering nothing, for a centre
+ * outside the frame). */
+CC_API int cc_gain_calibration_add(cc_gain_calibration *calibration,
+                                   const cc_clusters *clusters);
+/* Pixel p's spectrum: bins counts. */
+CC_API const uint32_t *
+cc_gain_calibration_counts(const cc_gain_calibration *calibration,
+                           size_t pixel);
+/* Fits every pixel's line and writes its gain and quality (rows * cols
+ * each; quality may be NULL). The clusters were found under prior (rows *
+ * cols gains in prior_unit; NULL: none), which the new map multiplies. In
+ * CC_GAIN_RELATIVE the gains are over the median good pixel's line; in
+ * CC_GAIN_ADU_PER_KEV over line_energy_kev, the flat field's line. A
+ * flagged pixel gets the gain of a typical pixel (1, or the median). */
+CC_API int cc_gain_calibration_solve(const cc_gain_calibration *calibration,
+                                     const double *prior,
+                                     cc_gain_unit prior_unit,
+                                     cc_gain_unit unit, double line_energy_kev,
+                                     double *gain, uint8_t *quality,
+                                     cc_gain_calibration_result *result,
+                                     char *message);
 
 /* ------------------------------------------------------------------ */
 /* Imaging: η, where in its pixel a photon landed (docs/spec.md §7)    */

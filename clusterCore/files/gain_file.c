@@ -2,7 +2,8 @@
 /*
  * gain_file.c: gain maps from files (docs/spec.md §9.1): NumPy .npy, or
  * the 32-bit float TIFF slsDetectorCalibration writes, told apart by
- * their first bytes.
+ * their first bytes; gain maps and the masks of their flagged pixels to
+ * .npy files.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -168,4 +169,19 @@ int cc_gain_map_write_npy(const char *path, uint32_t rows, uint32_t cols,
     const uint64_t shape[2] = {rows, cols};
     return cc__npy_write(path, "'<f8'", 2, shape, gain,
                          (size_t)rows * cols * sizeof *gain, message);
+}
+
+int cc_mask_write_npy(const char *path, uint32_t rows, uint32_t cols,
+                      const uint8_t *mask, char *message)
+{
+    if (path == NULL || mask == NULL)
+        return cc__message(message, CC_EINVAL, "path or mask is NULL");
+    size_t pixels = (size_t)rows * cols;
+    for (size_t p = 0; p < pixels; p++)
+        if (mask[p] > 1)
+            return cc__message(message, CC_EINVAL,
+                               "mask pixel %zu is %u; a mask holds 0 and 1",
+                               p, (unsigned)mask[p]);
+    const uint64_t shape[2] = {rows, cols};
+    return cc__npy_write(path, "'|u1'", 2, shape, mask, pixels, message);
 }
