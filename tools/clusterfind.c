@@ -67,6 +67,16 @@ static void usage(FILE *out)
         "  --sim-common-mode MODE:RMS  a per-frame offset of RMS ADU shared by\n"
         "                          each region (MODE as --common-mode) of the\n"
         "                          simulated frames\n"
+        "  --gain-calibrate OUT.npy  a flat field's gain map: each pixel's line\n"
+        "                          in --peak-range fitted (docs/clusterfind.md)\n"
+        "  --gain-events single|sum  the clusters a pixel's line is made of:\n"
+        "                          single (default): those whose centre holds\n"
+        "                          80 %% of the sum; sum: all (run again with\n"
+        "                          the map to converge)\n"
+        "  --gain-line-energy KEV  the flat field's line: the map in ADU per\n"
+        "                          keV (default: relative to the median pixel)\n"
+        "  --gain-mask OUT.npy     the pixels the calibration could not fit, as\n"
+        "                          a mask for --mask\n"
         "  --sim-noise LO:HI       each simulated pixel's noise rms, uniform in\n"
         "                          [LO, HI) ADU (default 15:50)\n"
         "  --sim-gain-spread X     each simulated pixel's gain 1 + X * N(0, 1),\n"
@@ -282,6 +292,19 @@ static int apply(struct options *o, const char *name, const char *value)
     } else if (strcmp(name, "gain-unit") == 0) {
         if (cc_gain_unit_parse(value, &o->gain_unit, NULL) != CC_OK)
             return bad_option(name, value, "relative or adu-per-kev");
+    } else if (strcmp(name, "gain-calibrate") == 0) {
+        o->gain_calibrate = value;
+    } else if (strcmp(name, "gain-mask") == 0) {
+        o->gain_mask = value;
+    } else if (strcmp(name, "gain-events") == 0) {
+        static const char *const events[] = {"single", "sum"};
+        if ((index = choose(value, events, 2)) < 0)
+            return bad_option(name, value, "single or sum");
+        o->gain_events = (cc_gain_events)index;
+    } else if (strcmp(name, "gain-line-energy") == 0) {
+        if (!parse_real(value, &o->gain_line_energy) ||
+            !(o->gain_line_energy > 0))
+            return bad_option(name, value, "a line energy above 0 keV");
     } else if (strcmp(name, "sim-gain-spread") == 0) {
         if (!parse_real(value, &o->sim_gain_spread) ||
             !(o->sim_gain_spread >= 0 && o->sim_gain_spread <= 0.2))
@@ -363,6 +386,20 @@ static int check(const struct options *o)
                         "shape a simulated run: give --simulate FRAMES\n");
         return EXIT_USAGE;
     }
+    if ((o->gain_mask != NULL || o->gain_line_energy > 0 ||
+         o->gain_events != CC_GAIN_EVENTS_SINGLE) &&
+        o->gain_calibrate == NULL) {
+        fprintf(stderr, "clusterfind: --gain-events, --gain-line-energy and "
+                        "--gain-mask shape a calibration: give "
+                        "--gain-calibrate OUT.npy\n");
+        return EXIT_USAGE;
+    }
+    if (o->gain_calibrate != NULL && !(o->peak_low < o->peak_high)) {
+        fprintf(stderr, "clusterfind: --gain-calibrate fits each pixel's "
+                        "line: give --peak-range LO:HI around the flat "
+                        "field's line\n");
+        return EXIT_USAGE;
+    }
     if (o->gain_unit != CC_GAIN_RELATIVE && o->gain_map == NULL) {
         fprintf(stderr, "clusterfind: --gain-unit is the unit of a map: "
                         "give --gain-map FILE\n");
@@ -438,6 +475,10 @@ int main(int argc, char **argv)
         {"sim-common-mode", required_argument, NULL, 0},
         {"gain-map", required_argument, NULL, 0},
         {"gain-unit", required_argument, NULL, 0},
+        {"gain-calibrate", required_argument, NULL, 0},
+        {"gain-mask", required_argument, NULL, 0},
+        {"gain-events", required_argument, NULL, 0},
+        {"gain-line-energy", required_argument, NULL, 0},
         {"sim-gain-spread", required_argument, NULL, 0},
         {"sim-gain-map", required_argument, NULL, 0},
         {"sim-noise", required_argument, NULL, 0},

@@ -38,6 +38,10 @@ struct options {
     cc_common_mode common_mode; /* the finder's correction (docs/spec.md §8) */
     const char *gain_map;  /* .npy or TIFF of per-pixel gains (§9) */
     cc_gain_unit gain_unit;
+    const char *gain_calibrate; /* .npy of the map this flat field gives */
+    const char *gain_mask;      /* .npy of the pixels it could not calibrate */
+    cc_gain_events gain_events;
+    double gain_line_energy;    /* keV: a map in ADU per keV; 0: relative */
     /* Energies on the command line and in the summary are in energy_unit,
      * energy_scale cluster units each: ADU (1), or keV with a map in ADU
      * per keV, whose clusters are in eV (1000). */
@@ -99,6 +103,27 @@ int imaging_write(struct imaging *imaging, const char **written,
                   int *n_written, char *message);
 void imaging_summary(const struct imaging *imaging);
 void imaging_close(struct imaging *imaging);
+
+/* The gain of a run: the map in force, and the calibration of a flat
+ * field when asked for (clusterfind_gain.c). */
+struct gain_job {
+    const struct options *options;
+    uint32_t rows, cols;
+    cc_gain_calibration *calibration; /* --gain-calibrate */
+    cc_gain_calibration_result result;
+};
+
+/* 0 or an exit status, having said why. */
+int gain_open(struct gain_job *gain, const struct options *options,
+              uint32_t rows, uint32_t cols);
+void gain_add(struct gain_job *gain, const cc_clusters *clusters);
+/* Solves the calibration under the finder's map and writes the new map
+ * (and the mask of the pixels it could not calibrate); each path written
+ * is appended to written. */
+int gain_write(struct gain_job *gain, const cc_finder *finder,
+               const char **written, int *n_written, char *message);
+void gain_summary(const struct gain_job *gain, const cc_finder *finder);
+void gain_close(struct gain_job *gain);
 
 /* A source of frames: a raw run, or the simulator's dark or data frames. */
 struct source {

@@ -29,6 +29,7 @@ struct job {
     cc_spectrum *spectrum;
     cc_hitmap *hitmap;
     struct imaging imaging;
+    struct gain_job gain;
     cc_peak peak;            /* the spectrum's line, when fitted */
     bool peak_fitted;
     uint16_t *frames;
@@ -120,9 +121,10 @@ static int set_up(struct job *job)
     if (o->output != NULL &&
         cc_clust_writer_new(&job->clust, o->output, message) != CC_OK)
         return fail("%s", message);
-    const char *at_end[] = {o->spectrum, o->hitmap,  o->eta_calibrate,
-                            o->image,    o->counts,  o->noise};
-    for (int i = 0; i < 6; i++) {
+    const char *at_end[] = {o->spectrum, o->hitmap,         o->eta_calibrate,
+                            o->image,    o->counts,         o->noise,
+                            o->gain_calibrate, o->gain_mask};
+    for (int i = 0; i < 8; i++) {
         const char *path = at_end[i];
         /* These are written at the end: check now that they can be. */
         char *directory = path == NULL ? NULL : strdup(path);
@@ -157,6 +159,8 @@ static int set_up(struct job *job)
         cc_finder_load_gain(job->finder, o->gain_map, o->gain_unit) != CC_OK)
         return fail("%s", cc_finder_last_error(job->finder));
     int status = imaging_open(&job->imaging, o, config.rows, config.cols);
+    if (status == 0)
+        status = gain_open(&job->gain, o, config.rows, config.cols);
     if (status != 0)
         return status;
     if (job->score != NULL && job->imaging.interpolator != NULL)
@@ -249,6 +253,7 @@ static int process(struct job *job, uint64_t *frames_done, double *seconds)
             return fail("%s", message);
         cc_spectrum_add(job->spectrum, job->clusters);
         cc_hitmap_add(job->hitmap, job->clusters);
+        gain_add(&job->gain, job->clusters);
         int status = imaging_add(&job->imaging, job->clusters);
         if (status != 0)
             return status;
@@ -290,6 +295,8 @@ static int write_outputs(struct job *job)
     int n_written = 0;
     if (rc == CC_OK)
         rc = imaging_write(&job->imaging, written, &n_written, message);
+    if (rc == CC_OK)
+        rc = gain_write(&job->gain, job->finder, written, &n_written, message);
     if (rc == CC_OK)
         return 0;
     if (clust_written)
@@ -336,34 +343,6 @@ static void common_mode_summary(const struct job *job)
     free(regions);
 }
 
-/* One line on the gain map in force: its spread over the pixels. */
-static void gain_summary(const struct job *job)
-{
-    const struct options *o = job->options;
-    size_t pixels = (size_t)job->data.rows * job->data.cols;
-    double *gain = o->gain_map != NULL ? malloc(pixels * sizeof *gain) : NULL;
-    cc_gain_unit unit;
-    if (gain == NULL || cc_finder_get_gain(job->finder, gain, &unit) != CC_OK) {
-        free(gain);
-        return;
-    }
-    double sum = 0, sum_sq = 0, low = gain[0], high = gain[0];
-    for (size_t p = 0; p < pixels; p++) {
-        sum += gain[p];
-        sum_sq += gain[p] * gain[p];
-        low = gain[p] < low ? gain[p] : low;
-        high = gain[p] > high ? gain[p] : high;
-    }
-    double mean = sum / (double)pixels;
-    double var = sum_sq / (double)pixels - mean * mean;
-    printf("gain:      %s (%s): mean %.4g, rms %.2f %% of it, %.4g to %.4g; "
-           "clusters in %s\n",
-           o->gain_map, cc_gain_unit_name(unit), mean,
-           100 * (var > 0 ? sqrt(var) : 0) / mean, low, high,
-           unit == CC_GAIN_ADU_PER_KEV ? "eV" : "ADU of a gain-1 pixel");
-    free(gain);
-}
-
 static void summary(const struct job *job, uint64_t frames, double seconds)
 {
     const struct options *o = job->options;
@@ -390,7 +369,7 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
         printf("mask:      %" PRIu64 " bad pixels masked\n",
                stats.masked_pixels);
     common_mode_summary(job);
-    gain_summary(job);
+    gain_summary(&job->gain, job->finder);
     const char *energy = o->energy == CC_ENERGY_SUM ? "sum" : "sum2x2";
     uint32_t bins = cc_spectrum_bins(job->spectrum);
     const uint64_t *counts = cc_spectrum_counts(job->spectrum);
@@ -447,10 +426,11 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
                    score.position_rms, score.centre_rms, score.positioned);
     }
     imaging_summary(&job->imaging);
-    const char *outputs[] = {o->output,        o->spectrum, o->hitmap,
-                             o->noise,         o->eta_calibrate,
-                             o->image,         o->counts,   o->photons};
-    for (int i = 0; i < 8; i++)
+    const char *outputs[] = {o->output,        o->spectrum,       o->hitmap,
+                             o->noise,         o->eta_calibrate,  o->image,
+                             o->counts,        o->photons,        o->gain_calibrate,
+                             o->gain_mask};
+    for (int i = 0; i < 10; i++)
         if (outputs[i] != NULL)
             printf("wrote:     %s\n", outputs[i]);
 }
@@ -496,6 +476,7 @@ static void clean_up(struct job *job)
     cc_spectrum_destroy(job->spectrum);
     cc_hitmap_destroy(job->hitmap);
     imaging_close(&job->imaging);
+    gain_close(&job->gain);
     cc_clusters_destroy(job->clusters);
     cc_truth_score_destroy(job->score);
     cc_truth_destroy(job->truth);

@@ -90,6 +90,19 @@ class EtaCalibrationInfo(ctypes.Structure):
                 ("uninterpolable", c_uint64)]
 
 
+class GainCalibrationConfig(ctypes.Structure):
+    _fields_ = [("rows", c_uint32), ("cols", c_uint32), ("bins", c_uint32),
+                ("low", c_double), ("high", c_double), ("events", c_int),
+                ("fraction", c_double), ("min_photons", c_uint32)]
+
+
+class GainCalibrationResult(ctypes.Structure):
+    _fields_ = [("photons", c_uint64), ("outside", c_uint64),
+                ("pixels_good", c_uint64), ("pixels_few", c_uint64),
+                ("pixels_failed", c_uint64), ("reference", c_double),
+                ("spread", c_double)]
+
+
 class ImageStats(ctypes.Structure):
     _fields_ = [("photons", c_uint64), ("uninterpolable", c_uint64),
                 ("clipped", c_uint64), ("outside", c_uint64)]
@@ -151,7 +164,9 @@ class FrameTruth(ctypes.Structure):
 STRUCTS = {"cc_config": Config, "cc_frame_clusters": FrameClusters,
            "cc_finder_stats": FinderStats, "cc_energy_window": EnergyWindow,
            "cc_peak": Peak, "cc_eta_calibration_info": EtaCalibrationInfo,
-           "cc_image_stats": ImageStats, "cc_raw_info": RawInfo,
+           "cc_image_stats": ImageStats,
+           "cc_gain_calibration_config": GainCalibrationConfig,
+           "cc_gain_calibration_result": GainCalibrationResult, "cc_raw_info": RawInfo,
            "cc_raw_stats": RawStats, "cc_emission_line": EmissionLine,
            "cc_simulator_config": SimulatorConfig, "cc_photon": Photon,
            "cc_frame_truth": FrameTruth}
@@ -192,6 +207,15 @@ PROTOTYPES = {
     "cc_finder_get_gain": (c_int, [c_void_p, c_void_p, P(c_int)]),
     "cc_gain_map_read": (c_int, [c_char_p, c_uint32, c_uint32, c_void_p, c_char_p]),
     "cc_gain_map_write_npy": (c_int, [c_char_p, c_uint32, c_uint32, c_void_p, c_char_p]),
+    "cc_mask_write_npy": (c_int, [c_char_p, c_uint32, c_uint32, c_void_p, c_char_p]),
+    "cc_gain_calibration_config_init": (None, [P(GainCalibrationConfig)]),
+    "cc_gain_calibration_new": (c_int, [pp, P(GainCalibrationConfig), c_char_p]),
+    "cc_gain_calibration_destroy": (None, [c_void_p]),
+    "cc_gain_calibration_add": (c_int, [c_void_p, c_void_p]),
+    "cc_gain_calibration_counts": (c_void_p, [c_void_p, c_size_t]),
+    "cc_gain_calibration_solve": (c_int, [c_void_p, c_void_p, c_int, c_int, c_double,
+                                          c_void_p, c_void_p,
+                                          P(GainCalibrationResult), c_char_p]),
     "cc_finder_get_mask": (c_int, [c_void_p, c_void_p]),
     "cc_finder_set_interpolator": (c_int, [c_void_p, c_void_p]),
     "cc_finder_take_image": (c_int, [c_void_p, c_void_p]),

@@ -263,3 +263,58 @@ class Interpolator(C.Owned):
 
     def write_npy(self, path):
         C.call(self._lib.cc_interpolator_write_npy, self.handle, str(path).encode())
+
+
+GAIN_EVENTS = {"single": 0, "sum": 1}
+
+
+class GainCalibration(C.Owned):
+    """A gain map from a flat field (docs/spec.md §9.3): per-pixel spectra
+    of bins bins on [low, high) around the line, of single events (the
+    centre holds fraction of the sum) or of every cluster's sum; solve()
+    fits each pixel's line."""
+    destructor = "cc_gain_calibration_destroy"
+
+    def __init__(self, rows, cols, low, high, bins=40, events="single",
+                 fraction=0.8, min_photons=50):
+        config = C.GainCalibrationConfig()
+        library().cc_gain_calibration_config_init(ctypes.byref(config))
+        config.rows, config.cols, config.low, config.high = rows, cols, low, high
+        config.bins, config.fraction, config.min_photons = bins, fraction, min_photons
+        config.events = C.code_of(GAIN_EVENTS, "events", events)
+        super().__init__(C.new_object(library().cc_gain_calibration_new,
+                                      ctypes.byref(config)))
+        self.shape, self.bins = (rows, cols), bins
+
+    def add(self, clusters):
+        check(self._lib.cc_gain_calibration_add(self.handle, clusters.handle))
+
+    def counts(self):
+        """Every pixel's spectrum, uint32 (rows, cols, bins)."""
+        rows, cols = self.shape
+        pointer = self._lib.cc_gain_calibration_counts(self.handle, 0)
+        flat = numpy.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_uint32)),
+                                        (rows * cols * self.bins,))
+        return flat.reshape(rows, cols, self.bins).copy()
+
+    def solve(self, prior=None, prior_unit="relative", unit="relative",
+              line_energy_kev=0.0):
+        """(gain, quality, result): the map (float64, relative or in ADU
+        per keV of line_energy_kev), each pixel's quality (uint8: 0 good,
+        1 too few photons, 2 fit failed) and the figures. prior is the map
+        the clusters were found under."""
+        from .finder import GAIN_UNITS
+        gain = numpy.empty(self.shape)
+        quality = numpy.empty(self.shape, numpy.uint8)
+        prior_pointer = None
+        if prior is not None:
+            prior = numpy.ascontiguousarray(prior, numpy.float64)
+            if prior.shape != self.shape:
+                raise ValueError("prior must have shape %s, not %s" % (self.shape, prior.shape))
+            prior_pointer = prior.ctypes.data
+        result = C.GainCalibrationResult()
+        C.call(self._lib.cc_gain_calibration_solve, self.handle, prior_pointer,
+               C.code_of(GAIN_UNITS, "prior_unit", prior_unit),
+               C.code_of(GAIN_UNITS, "unit", unit), line_energy_kev,
+               gain.ctypes.data, quality.ctypes.data, ctypes.byref(result))
+        return gain, quality, C.as_dict(result)

@@ -272,3 +272,27 @@ def test_gain_keyword_map_and_refusals(tmp_path):
         finder.set_gain(truth, "keV")
     finder.set_gain(None)
     assert finder.gain is None
+
+
+def test_gain_calibration_from_a_flat_field():
+    """A flat field's single events give each pixel's gain: the map
+    follows the simulator's within a few per cent; refusals name why."""
+    sim = clustercore.Simulator(rows=32, cols=32, flux=60, seed=8, noise_min=5,
+                                noise_max=8, gain_spread=0.05)
+    finder = clustercore.Finder(32, 32, pedestal_frames=200, backend="cpu")
+    finder.train(sim.dark_frames(200))
+    calibration = clustercore.GainCalibration(32, 32, 600, 1000)
+    for first in range(0, 20000, 2000):
+        calibration.add(finder.process(sim.frames(2000, first=first)))
+    assert calibration.counts().shape == (32, 32, 40)
+    gain, quality, result = calibration.solve()
+    good = quality == 0
+    assert good.mean() > 0.95 and result["pixels_good"] == good.sum()
+    ratio = gain[good] / sim.gain_map()[good]
+    assert ratio.std() / ratio.mean() < 0.02
+    absolute, _, _ = calibration.solve(unit="adu-per-kev", line_energy_kev=8.048)
+    assert abs(numpy.median(absolute[good]) / 100 - 1) < 0.03
+    with pytest.raises(clustercore.ClusterCoreError, match="line energy"):
+        calibration.solve(unit="adu-per-kev")
+    with pytest.raises(clustercore.ClusterCoreError, match="range"):
+        clustercore.GainCalibration(32, 32, 1000, 600)
