@@ -102,6 +102,23 @@ expect 1 "mask.npy has a header this reader does not understand" \
     --simulate 2 --pedestal-frames 2 --mask "$work/mask.npy"
 expect 1 "cannot open .*nomask.npy" --simulate 2 --pedestal-frames 2 \
     --mask "$work/nomask.npy"
+# Gain maps: a missing file, one that is no map, a map with a gain of 0,
+# and the gain options without what they need.
+"$clusterfind" --simulate 2 --pedestal-frames 2 --sim-gain-spread 0.05 \
+    --sim-gain-map "$work/gain.npy" >/dev/null || fail "no simulated gain map"
+header=$(od -An -tu2 -j8 -N2 "$work/gain.npy" | tr -d ' ')
+dd if=/dev/zero of="$work/gain.npy" bs=1 count=8 \
+    seek=$((10 + header + 8 * (400 + 2))) conv=notrunc 2>/dev/null
+expect 1 "gain map pixel \(row 1, col 2\) is 0: a gain must be finite and above 0" \
+    --simulate 2 --pedestal-frames 2 --gain-map "$work/gain.npy"
+expect 1 "cannot open .*nogain.npy" --simulate 2 --pedestal-frames 2 \
+    --gain-map "$work/nogain.npy"
+expect 1 "neither a NumPy .npy file nor a TIFF" --simulate 2 \
+    --pedestal-frames 2 --gain-map "$dark"
+expect 2 "give --gain-map" --simulate 2 --gain-unit adu-per-kev
+expect 2 "give --peak-range" --simulate 2 --gain-calibrate "$work/out/g.npy"
+expect 2 "give --gain-calibrate" --simulate 2 --gain-mask "$work/out/m.npy"
+expect 2 "spread in \[0, 0.2\]" --simulate 2 --sim-gain-spread 0.5
 # Where CUDA cannot run (not built, or no GPU), asking for it is refused
 # with the reason; where a GPU answers, there is nothing to refuse.
 if "$clusterfind" --simulate 2 --pedestal-frames 2 --backend cuda \
