@@ -231,3 +231,27 @@ size_t test_read_raw_run(const char *master, cc_raw_chip chip,
     cc_raw_reader_close(reader);
     return total;
 }
+
+cc_clusters *test_process_in_batches(cc_finder *finder,
+                                     const uint16_t *frames, size_t pixels,
+                                     size_t n, size_t batch)
+{
+    cc_config config;
+    ck_assert_int_eq(cc_finder_get_config(finder, &config), CC_OK);
+    cc_clusters *all, *clusters;
+    ck_assert_int_eq(cc_clusters_new(&all), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    cc__clusters_clear(all, config.cluster_size_x, config.cluster_size_y);
+    for (size_t k = 0; k < n; k += batch) {
+        size_t count = k + batch <= n ? batch : n - k;
+        ck_assert_msg(cc_finder_process(finder, frames + k * pixels, NULL,
+                                        count, clusters) == CC_OK,
+                      "%s", cc_finder_last_error(finder));
+        for (size_t f = 0; f < count; f++) {
+            ck_assert_int_eq(cc__clusters_begin_frame(all, k + f), CC_OK);
+            ck_assert_int_eq(cc__clusters_append(all, clusters, f, 0), CC_OK);
+        }
+    }
+    cc_clusters_destroy(clusters);
+    return all;
+}

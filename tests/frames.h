@@ -70,6 +70,13 @@ size_t test_read_raw_run(const char *master, cc_raw_chip chip,
                          size_t notices_size, cc_raw_stats *stats,
                          cc_raw_info *info);
 
+/* The clusters of frames [0, n) (pixels each, back to back) processed
+ * `batch` at a time, gathered into one list numbered 0.. in order; the
+ * test fails if a batch fails. */
+cc_clusters *test_process_in_batches(cc_finder *finder,
+                                     const uint16_t *frames, size_t pixels,
+                                     size_t n, size_t batch);
+
 /* Creates and trains a flat finder (nsigma 5) and an empty frame. */
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
                uint32_t size_x, uint32_t size_y, cc_precision precision,

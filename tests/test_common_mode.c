@@ -82,24 +82,9 @@ static void run_with(const uint16_t *frames, uint32_t threads, size_t batch,
     ck_assert_int_eq(cc_finder_set_mask(finder, mask), CC_OK);
     size_t pixels = (size_t)ROWS * COLS;
     ck_assert_int_eq(cc_finder_train(finder, frames, DARK), CC_OK);
-    ck_assert_int_eq(cc_clusters_new(&run->all), CC_OK);
-    cc__clusters_clear(run->all, 3, 3);
-    cc_clusters *clusters;
-    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    for (size_t k = 0; k < DATA; k += batch) {
-        size_t n = k + batch <= DATA ? batch : DATA - k;
-        ck_assert_int_eq(cc_finder_process(finder,
-                                           frames + (DARK + k) * pixels, NULL,
-                                           n, clusters),
-                         CC_OK);
-        for (size_t f = 0; f < n; f++) {
-            ck_assert_int_eq(cc__clusters_begin_frame(run->all, k + f), CC_OK);
-            ck_assert_int_eq(cc__clusters_append(run->all, clusters, f, 0),
-                             CC_OK);
-        }
-    }
+    run->all = test_process_in_batches(finder, frames + DARK * pixels, pixels,
+                                       DATA, batch);
     ck_assert_int_eq(cc_finder_common_mode(finder, run->regions, 6), CC_OK);
-    cc_clusters_destroy(clusters);
     cc_finder_destroy(finder);
 }
 

@@ -304,22 +304,8 @@ static cc_clusters *run_with(const uint16_t *frames, const double *map,
                          CC_OK);
     size_t pixels = (size_t)ROWS * COLS;
     ck_assert_int_eq(cc_finder_train(finder, frames, DARK), CC_OK);
-    cc_clusters *all, *clusters;
-    ck_assert_int_eq(cc_clusters_new(&all), CC_OK);
-    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    cc__clusters_clear(all, 3, 3);
-    for (size_t k = 0; k < DATA; k += batch) {
-        size_t n = k + batch <= DATA ? batch : DATA - k;
-        ck_assert_int_eq(cc_finder_process(finder,
-                                           frames + (DARK + k) * pixels, NULL,
-                                           n, clusters),
-                         CC_OK);
-        for (size_t f = 0; f < n; f++) {
-            ck_assert_int_eq(cc__clusters_begin_frame(all, k + f), CC_OK);
-            ck_assert_int_eq(cc__clusters_append(all, clusters, f, 0), CC_OK);
-        }
-    }
-    cc_clusters_destroy(clusters);
+    cc_clusters *all = test_process_in_batches(finder, frames + DARK * pixels,
+                                               pixels, DATA, batch);
     cc_finder_destroy(finder);
     return all;
 }
@@ -455,6 +441,14 @@ static void physics_frames(cc_simulator *simulator, cc_finder *finder,
     cc_clusters_destroy(clusters);
 }
 
+/* The gains of the physics runs' detector with 5 % of spread. */
+static void true_gains(double *truth)
+{
+    cc_simulator *simulator = physics_simulator(0.05);
+    ck_assert_int_eq(cc_simulator_gain_map(simulator, truth), CC_OK);
+    cc_simulator_destroy(simulator);
+}
+
 /* The truth's figures of 2000 data frames found with map or none. */
 static cc_score scored_run(double spread, const double *map)
 {
@@ -482,10 +476,8 @@ static bool line_restored(const cc_score *run, const cc_score *ideal)
 
 START_TEST(gain_map_restores_the_line_width)
 {
-    cc_simulator *simulator = physics_simulator(0.05);
     double truth[SIDE * SIDE];
-    ck_assert_int_eq(cc_simulator_gain_map(simulator, truth), CC_OK);
-    cc_simulator_destroy(simulator);
+    true_gains(truth);
     cc_score ideal = scored_run(0, NULL);
     cc_score corrected = scored_run(0.05, truth);
     cc_score uncorrected = scored_run(0.05, NULL);
@@ -557,10 +549,8 @@ static cc_gain_calibration_result calibrate(cc_gain_events events,
  * mixes the neighbours' gains and needs a second pass with its own map. */
 START_TEST(flat_field_calibration_recovers_the_map)
 {
-    cc_simulator *simulator = physics_simulator(0.05);
     double truth[SIDE * SIDE];
-    ck_assert_int_eq(cc_simulator_gain_map(simulator, truth), CC_OK);
-    cc_simulator_destroy(simulator);
+    true_gains(truth);
     static double single[SIDE * SIDE], sum1[SIDE * SIDE], sum2[SIDE * SIDE];
     static uint8_t quality[SIDE * SIDE];
     cc_gain_calibration_result r = calibrate(CC_GAIN_EVENTS_SINGLE, NULL,

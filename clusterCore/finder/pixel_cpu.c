@@ -384,6 +384,22 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
     }
 }
 
+/* decide_pixels on columns [x0, end) of the row whose first pixel is at
+ * frame index at - x0; gain is the run's factors or NULL, each inlined
+ * apart so that each loop vectorises without a test per pixel. */
+ROW_LOOP void decide_run(const struct cc__frame_job *job,
+                         struct cc__worker *worker, struct thresholds t,
+                         const real *v, size_t at, size_t x0, size_t end,
+                         const real *gain)
+{
+    decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
+                  job->pixel_mask + at, gain, v + x0,
+                  (real *)worker->wmax + x0, (real *)worker->total + x0,
+                  (const real *)job->s_in + at, (const real *)job->s2_in + at,
+                  (real *)job->s_out + at, (real *)job->s2_out + at,
+                  worker->emit + x0);
+}
+
 ROW_LOOP void decide_row(const struct cc__frame_job *job,
                        struct cc__worker *worker, size_t iy)
 {
@@ -400,25 +416,11 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
         t.common_mode = region_common_mode(
             job, cc__region_of(&job->regions, (uint32_t)iy, x0));
         size_t at = first + x0;
-        const real *gain = job->gain;
-        if (gain != NULL)
-            decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
-                          job->pixel_mask + at, gain + at, v + x0,
-                          (real *)worker->wmax + x0,
-                          (real *)worker->total + x0,
-                          (const real *)job->s_in + at,
-                          (const real *)job->s2_in + at,
-                          (real *)job->s_out + at, (real *)job->s2_out + at,
-                          worker->emit + x0);
+        if (job->gain != NULL)
+            decide_run(job, worker, t, v, at, x0, end,
+                       (const real *)job->gain + at);
         else
-            decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
-                          job->pixel_mask + at, NULL, v + x0,
-                          (real *)worker->wmax + x0,
-                          (real *)worker->total + x0,
-                          (const real *)job->s_in + at,
-                          (const real *)job->s2_in + at,
-                          (real *)job->s_out + at, (real *)job->s2_out + at,
-                          worker->emit + x0);
+            decide_run(job, worker, t, v, at, x0, end, NULL);
     }
 }
 
