@@ -193,15 +193,13 @@ struct cc__gain {
     void *factor; /* k in the working precision; NULL with no map */
 };
 
-/* CC_OK when every g of map is finite, above 0 and gives a factor that
- * adc_mask fits (docs/spec.md §9.1); else CC_EINVAL naming the pixel. */
-int cc__gain_check(const double *map, size_t pixels, uint32_t cols,
-                   cc_gain_unit unit, cc_precision precision,
-                   uint16_t adc_mask, char *message);
-/* The factors of gain's map in precision, malloc'ed (NULL with no map);
- * CC_ENOMEM without memory. */
-int cc__gain_factors(const struct cc__gain *gain, size_t pixels,
-                     cc_precision precision, void **factors);
+/* A copy of map (NULL: no map) and its factors in precision, into *gain;
+ * CC_EINVAL naming the first pixel whose g is not finite, not above 0 or
+ * gives a factor adc_mask does not fit (docs/spec.md §9.1), CC_ENOMEM;
+ * on failure *gain holds no map. */
+int cc__gain_make(struct cc__gain *gain, const double *map, size_t pixels,
+                  uint32_t cols, cc_gain_unit unit, cc_precision precision,
+                  uint16_t adc_mask, char *message);
 void cc__gain_free(struct cc__gain *gain);
 
 /* ---- pedestal files (pedestal_file.c) ---- */

@@ -720,26 +720,12 @@ int cc_finder_set_gain(cc_finder *finder, const double *gain,
 {
     if (finder == NULL)
         return CC_EINVAL;
-    size_t pixels = finder->pedestal.pixels;
-    int rc = gain == NULL
-                 ? CC_OK
-                 : cc__gain_check(gain, pixels, finder->config.cols, unit,
-                                  finder->config.precision,
-                                  finder->config.adc_mask, finder->last_error);
+    struct cc__gain next;
+    int rc = cc__gain_make(&next, gain, finder->pedestal.pixels,
+                           finder->config.cols, unit, finder->config.precision,
+                           finder->config.adc_mask, finder->last_error);
     if (rc != CC_OK)
         return rc;
-    struct cc__gain next = {.unit = unit};
-    if (gain != NULL) {
-        next.map = malloc(pixels * sizeof *next.map);
-        if (next.map == NULL)
-            return FAIL(finder, CC_ENOMEM, "no memory for a gain map");
-        memcpy(next.map, gain, pixels * sizeof *next.map);
-        if (cc__gain_factors(&next, pixels, finder->config.precision,
-                             &next.factor) != CC_OK) {
-            cc__gain_free(&next);
-            return FAIL(finder, CC_ENOMEM, "no memory for a gain map");
-        }
-    }
 #ifdef CC_HAVE_CUDA
     if (finder->cuda != NULL)
         rc = cc__cuda_set_gain(finder->cuda, next.factor, finder->last_error);
