@@ -202,6 +202,22 @@ static void fit_range(const double *counts, uint32_t bins, double low,
     *to = centre + half;
 }
 
+/* One pixel's line (counts, bins of them with their centres): its
+ * position into *line and CC_GAIN_GOOD, or CC_GAIN_FIT_FAILED. */
+static uint8_t pixel_line(const double *counts, const double *centres,
+                          const cc_gain_calibration_config *c, double width,
+                          double photons, double *line)
+{
+    double from, to;
+    fit_range(counts, c->bins, c->low, width, photons, &from, &to);
+    cc_peak peak;
+    if (cc_fit_peak(counts, centres, c->bins, from, to, &peak) != CC_OK ||
+        !(peak.position > from && peak.position < to))
+        return CC_GAIN_FIT_FAILED;
+    *line = peak.position;
+    return CC_GAIN_GOOD;
+}
+
 /* Each pixel's line in the clusters' unit (0 when flagged) and quality. */
 static void fit_pixels(const cc_gain_calibration *calibration, double *line,
                        uint8_t *quality)
@@ -218,21 +234,11 @@ static void fit_pixels(const cc_gain_calibration *calibration, double *line,
             counts[b] = spectrum[b];
             photons += spectrum[b];
         }
-        cc_peak peak;
-        double from, to;
         line[p] = 0;
-        if (photons < c->min_photons)
-            quality[p] = CC_GAIN_FEW_PHOTONS;
-        else if (fit_range(counts, c->bins, c->low, width, (double)photons,
-                           &from, &to),
-                 cc_fit_peak(counts, centres, c->bins, from, to, &peak) !=
-                         CC_OK ||
-                     !(peak.position > from && peak.position < to))
-            quality[p] = CC_GAIN_FIT_FAILED;
-        else {
-            quality[p] = CC_GAIN_GOOD;
-            line[p] = peak.position;
-        }
+        quality[p] = photons < c->min_photons
+                         ? CC_GAIN_FEW_PHOTONS
+                         : pixel_line(counts, centres, c, width,
+                                      (double)photons, &line[p]);
     }
 }
 
