@@ -132,6 +132,12 @@ CC_API int cc_common_mode_parse(const char *name, cc_common_mode *mode,
                                 char *message);
 /* The number of common-mode regions of a configuration (0 for none). */
 CC_API uint32_t cc_common_mode_regions(const cc_config *config);
+/* Each pixel's region, rows * cols indices into cc_finder_common_mode's
+ * regions (row-major), so that a region's figure can be drawn as a map;
+ * CC_EINVAL for a configuration cc_config_check refuses or without
+ * common mode. */
+CC_API int cc_common_mode_region_map(const cc_config *config,
+                                     uint32_t *region);
 
 /* Checks a configuration. Returns CC_OK or CC_EINVAL; on failure writes a
  * sentence naming the offending field into message (CC_MESSAGE_SIZE bytes,
@@ -525,6 +531,10 @@ CC_API void cc_gain_calibration_destroy(cc_gain_calibration *calibration);
  * outside the frame). */
 CC_API int cc_gain_calibration_add(cc_gain_calibration *calibration,
                                    const cc_clusters *clusters);
+/* The events entered so far and those left out of [low, high), as a
+ * solve would report them: a running count for a live display. */
+CC_API void cc_gain_calibration_entered(const cc_gain_calibration *calibration,
+                                        uint64_t *photons, uint64_t *outside);
 /* Pixel p's spectrum: bins counts. */
 CC_API const uint32_t *
 cc_gain_calibration_counts(const cc_gain_calibration *calibration,

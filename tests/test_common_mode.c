@@ -55,6 +55,36 @@ START_TEST(regions_names_and_refusals)
 }
 END_TEST
 
+/* The region map names, for each pixel, the region whose figures are its
+ * own: the plugin draws the common mode with it. */
+START_TEST(region_map_follows_the_regions)
+{
+    cc_config config = test_config(30, 60);
+    uint32_t map[30 * 60];
+    ck_assert_int_eq(cc_common_mode_region_map(&config, map), CC_EINVAL);
+    config.common_mode = CC_COMMON_MODE_SUPERCOLUMN;
+    ck_assert_int_eq(cc_common_mode_region_map(&config, NULL), CC_EINVAL);
+    ck_assert_int_eq(cc_common_mode_region_map(&config, map), CC_OK);
+    /* Supercolumns of 25, 25 and 10 columns; the bottom half from row 15. */
+    ck_assert_uint_eq(map[0], 0);
+    ck_assert_uint_eq(map[24], 0);
+    ck_assert_uint_eq(map[25], 1);
+    ck_assert_uint_eq(map[59], 2);
+    ck_assert_uint_eq(map[14 * 60 + 59], 2);
+    ck_assert_uint_eq(map[15 * 60], 3);
+    ck_assert_uint_eq(map[29 * 60 + 59], 5);
+    config.common_mode = CC_COMMON_MODE_ROW;
+    ck_assert_int_eq(cc_common_mode_region_map(&config, map), CC_OK);
+    ck_assert_uint_eq(map[7 * 60 + 33], 7);
+    config.common_mode = CC_COMMON_MODE_HALF;
+    ck_assert_int_eq(cc_common_mode_region_map(&config, map), CC_OK);
+    ck_assert_uint_eq(map[14 * 60 + 59], 0);
+    ck_assert_uint_eq(map[15 * 60], 1);
+    config.cluster_size_x = 4; /* a configuration the finder refuses */
+    ck_assert_int_eq(cc_common_mode_region_map(&config, map), CC_EINVAL);
+}
+END_TEST
+
 enum { ROWS = 40, COLS = 60, DARK = 40, DATA = 12 };
 
 struct run {
@@ -235,6 +265,7 @@ Suite *suite_common_mode(void)
     Suite *suite = suite_create("common mode");
     TCase *rules = tcase_create("rules");
     tcase_add_test(rules, regions_names_and_refusals);
+    tcase_add_test(rules, region_map_follows_the_regions);
     tcase_add_test(rules, same_bytes_whatever_threads_and_batches);
     suite_add_tcase(suite, rules);
     /* Like the ground-truth suite's physics run: minutes under TSan. */

@@ -537,6 +537,12 @@ static cc_gain_calibration_result calibrate(cc_gain_events events,
                                             CC_GAIN_RELATIVE, 0, map, quality,
                                             &result, message) == CC_OK,
                   "%s", message);
+    /* The running count is what the solve reports. */
+    uint64_t entered, outside;
+    cc_gain_calibration_entered(calibration, &entered, &outside);
+    ck_assert_uint_eq(entered, result.photons);
+    ck_assert_uint_eq(outside, result.outside);
+    ck_assert_uint_gt(entered, 0);
     cc_gain_calibration_destroy(calibration);
     cc_finder_destroy(finder);
     cc_simulator_destroy(simulator);

@@ -156,6 +156,15 @@ const uint32_t *cc_gain_calibration_counts(
     return calibration->counts + pixel * calibration->config.bins;
 }
 
+void cc_gain_calibration_entered(const cc_gain_calibration *calibration,
+                                 uint64_t *photons, uint64_t *outside)
+{
+    if (photons != NULL)
+        *photons = calibration != NULL ? calibration->photons : 0;
+    if (outside != NULL)
+        *outside = calibration != NULL ? calibration->outside : 0;
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

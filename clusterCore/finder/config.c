@@ -60,6 +60,19 @@ uint32_t cc_common_mode_regions(const cc_config *config)
                      .count;
 }
 
+int cc_common_mode_region_map(const cc_config *config, uint32_t *region)
+{
+    if (region == NULL || cc_config_check(config, NULL) != CC_OK ||
+        config->common_mode == CC_COMMON_MODE_NONE)
+        return CC_EINVAL;
+    struct cc__regions regions = cc__regions_of(
+        (int)config->common_mode, config->rows, config->cols);
+    for (uint32_t row = 0; row < config->rows; row++)
+        for (uint32_t col = 0; col < config->cols; col++)
+            *region++ = cc__region_of(&regions, row, col);
+    return CC_OK;
+}
+
 static bool cluster_side_valid(uint32_t side)
 {
     return side % 2 == 1 && side >= CC_CLUSTER_SIZE_MIN &&
