@@ -114,6 +114,9 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     createParam(MoenchSourceThreadsString, asynParamInt32, &MoenchSourceThreads);
     createParam(MoenchFrameRingString,   asynParamInt32,   &MoenchFrameRing);
     createParam(MoenchRingFramesString,  asynParamInt32,   &MoenchRingFrames);
+    createParam(MoenchCommonModeString,  asynParamInt32,   &MoenchCommonMode);
+    createParam(MoenchCommonModeRmsString, asynParamFloat64, &MoenchCommonModeRms);
+    createParam(MoenchGainSpreadString,  asynParamFloat64, &MoenchGainSpread);
 
     if (maxSizeX <= 0) maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
     if (maxSizeY <= 0) maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
@@ -167,6 +170,9 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
                     clampInt(epicsThreadGetCPUs(), 1, ADMOENCHSIM_DEFAULT_SOURCE_THREADS));
     setIntegerParam(MoenchFrameRing, 0);
     setIntegerParam(MoenchRingFrames, 0);
+    setIntegerParam(MoenchCommonMode, CC_COMMON_MODE_NONE);
+    setDoubleParam(MoenchCommonModeRms, 0.0);
+    setDoubleParam(MoenchGainSpread, 0.0);
 
     /* Low priority: the simulator's worker threads inherit it and keep every
      * CPU busy when AcquirePeriod is 0, which at the usual Medium priority
@@ -227,6 +233,11 @@ void ADMoenchSim::readSettings(Settings *settings)
     int hotPixels;
     getIntegerParam(MoenchHotPixels, &hotPixels);
     settings->hotPixels = hotPixels > 0 ? (uint32_t)hotPixels : 0;
+    int commonMode;
+    getIntegerParam(MoenchCommonMode, &commonMode);
+    settings->commonMode = (cc_common_mode)commonMode;
+    getDoubleParam(MoenchCommonModeRms, &settings->commonModeRms);
+    getDoubleParam(MoenchGainSpread, &settings->gainSpread);
     getIntegerParam(MoenchDarkFrames, &darkFrames);
     settings->darkFrames = darkFrames > 0 ? (uint64_t)darkFrames : 0;
     getIntegerParam(MoenchCycleFrames, &cycleFrames);
@@ -340,6 +351,9 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
         config.seed = settings.seed;
         config.flux = settings.flux;
         config.hot_pixels = settings.hotPixels; /* too many: refused here */
+        config.common_mode = settings.commonMode; /* bad values too */
+        config.common_mode_rms = settings.commonModeRms;
+        config.gain_spread = settings.gainSpread;
         config.threads = 0; /* frames are independent: one thread per CPU */
         rc = cc_simulator_new(&simulator_, &config, message);
         if (rc != CC_OK) return rc;
@@ -369,8 +383,8 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
 }
 
 /** Simulates the data frames that MoenchCycleFrames repeats, unless those
-  * of the last acquisition fit (same seed, flux, hot pixels, size and
-  * first frame).
+  * of the last acquisition fit (same seed, flux, hot pixels, common mode,
+  * gain spread, size and first frame).
   * Called without the lock, after the simulator is made. */
 int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
 {
@@ -379,10 +393,11 @@ int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
         cycleKey_.clear();
         return CC_OK;
     }
-    char key[160];
-    epicsSnprintf(key, sizeof(key), "%u %u %llu %.17g %u %llu %llu", (unsigned)rows_,
-                  (unsigned)cols_, (unsigned long long)settings.seed, settings.flux,
-                  (unsigned)settings.hotPixels,
+    char key[256];
+    epicsSnprintf(key, sizeof(key), "%u %u %llu %.17g %u %d %.17g %.17g %llu %llu",
+                  (unsigned)rows_, (unsigned)cols_, (unsigned long long)settings.seed,
+                  settings.flux, (unsigned)settings.hotPixels, (int)settings.commonMode,
+                  settings.commonModeRms, settings.gainSpread,
                   (unsigned long long)settings.darkFrames,
                   (unsigned long long)settings.cycleFrames);
     if (cycleKey_ == key) return CC_OK;

@@ -54,6 +54,10 @@ typedef enum {
 #define MoenchSourceThreadsString "MOENCH_SOURCE_THREADS" /* (asynInt32, r/w) Threads that copy frames into NDArrays */
 #define MoenchFrameRingString   "MOENCH_FRAME_RING"    /* (asynInt32,   r/w) Data frames' NDArrays kept and published again without a copy; 0 = a copy a frame */
 #define MoenchRingFramesString  "MOENCH_RING_FRAMES"   /* (asynInt32,   r/o) Frames of this acquisition published again from the ring */
+/* Real-detector effects the simulator adds (docs/spec.md §8, §9): */
+#define MoenchCommonModeString  "MOENCH_COMMON_MODE"   /* (asynInt32,   r/w) cc_common_mode: regions sharing a per-frame offset */
+#define MoenchCommonModeRmsString "MOENCH_COMMON_MODE_RMS" /* (asynFloat64, r/w) That offset's rms, ADU */
+#define MoenchGainSpreadString  "MOENCH_GAIN_SPREAD"   /* (asynFloat64, r/w) Pixels' relative gain rms, 0..0.2 */
 
 /* MoenchFrameRing: at most this many NDArrays (20 GB of 400 x 400 frames). */
 #define ADMOENCHSIM_MAX_FRAME_RING 65536
@@ -86,6 +90,9 @@ protected:
     int MoenchSourceThreads;
     int MoenchFrameRing;
     int MoenchRingFrames;
+    int MoenchCommonMode;
+    int MoenchCommonModeRms;
+    int MoenchGainSpread;
 
 private:
     /* What one acquisition runs with, read from the parameters at its start. */
@@ -98,6 +105,9 @@ private:
         uint64_t seed;
         double flux;
         uint32_t hotPixels;
+        cc_common_mode commonMode;
+        double commonModeRms;
+        double gainSpread;
         uint64_t darkFrames;
         uint64_t cycleFrames;  /* 0: every data frame simulated */
         int sourceThreads;
