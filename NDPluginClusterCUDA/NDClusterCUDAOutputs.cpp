@@ -2,8 +2,8 @@
 /*
  * NDClusterCUDAOutputs.cpp: the NDArrays and waveforms the plugin makes:
  * each frame's cluster array (address 0), and the spectrum, the hit map
- * (address 1), the pedestal's maps (2 to 4) and the interpolated image
- * (5), summed over the output threads' parts and published every
+ * (address 1), the pedestal's maps (2 to 4), the interpolated image (5)
+ * and the corrections' maps (6, 7), summed over the output threads' parts and published every
  * SpectrumPeriod.
  */
 #include <stdio.h>
@@ -234,7 +234,10 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     const double perUnit = gain > 0 ? gain : 1;
     for (uint32_t i = 0; i < bins; i++)
         spectrumAxis_[i] = spectrumCentres_[i] / perUnit;
-    setStringParam(ClusterSpectrumAxisUnit, gain > 0 ? "keV" : "ADU");
+    /* With a map in ADU per keV applied, clusters are in eV. */
+    const bool inEV = gainApplied_ != 0 && gainUnit_ == CC_GAIN_ADU_PER_KEV;
+    setStringParam(ClusterSpectrumAxisUnit,
+                   gain > 0 ? "keV" : inEV ? "eV" : "ADU");
     setDoubleParam(ClusterPeakPositionKeV,
                    fitted && gain > 0 ? peak.position / gain : 0);
     setDoubleParam(ClusterPeakFWHMKeV, fitted && gain > 0 ? peak.fwhm / gain : 0);
@@ -254,6 +257,8 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     doCallbacksFloat64Array(spectrumCentres_, bins, ClusterSpectrumX, 0);
     doCallbacksFloat64Array(spectrumAxis_, bins, ClusterSpectrumAxis, 0);
     publishCalibration();
+    NDArray *corrections[2];
+    publishCorrections(&corrections[0], &corrections[1]);
     finderLock_.unlock();
     if (haveNoise)
         setDoubleParam(ClusterNoiseMean, noise);
@@ -263,13 +268,17 @@ void NDPluginClusterCUDA::publishSlow(bool force)
         doCallbacksGenericPointer(pHits, NDArrayData, ADDRESS_HITMAP);
         pHits->release();
     }
+    auto publish = [this](NDArray *array, int address) {
+        if (array == NULL)
+            return;
+        getTimeStamp(&array->epicsTS);
+        doCallbacksGenericPointer(array, NDArrayData, address);
+        array->release();
+    };
     for (int i = 0; i < 3; i++)
-        if (maps[i] != NULL) {
-            getTimeStamp(&maps[i]->epicsTS);
-            doCallbacksGenericPointer(maps[i], NDArrayData,
-                                      ADDRESS_PEDESTAL + i);
-            maps[i]->release();
-        }
+        publish(maps[i], ADDRESS_PEDESTAL + i);
+    for (int i = 0; i < 2; i++)
+        publish(corrections[i], ADDRESS_COMMON_MODE + i);
 }
 
 /* The pedestal's mean and rms maps (in mean_ and rms_) and the mask as

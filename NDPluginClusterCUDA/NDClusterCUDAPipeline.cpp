@@ -177,6 +177,7 @@ void NDPluginClusterCUDA::processHeld()
     if (job.loadMask)
         getStringParam(ClusterMaskFile, sizeof job.maskPath, job.maskPath);
     job.imaging = wantedImaging(job.config);
+    job.gain = wantedGain(rows, cols);
 
     bool publishHere = blocking || threadsMissing_;
     this->unlock();
@@ -246,6 +247,9 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
         appendMessage(batch.message, step);
     }
     if (rc == CC_OK) {
+        step[0] = '\0';
+        applyGain(job.gain, batch.newFrameSize, step);
+        appendMessage(batch.message, step);
         step[0] = '\0';
         applyImaging(job.imaging, step);
         appendMessage(batch.message, step);
@@ -439,7 +443,7 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
 
 /* Fills a batch's cluster arrays and adds its clusters to one part of
  * the spectrum, hit map and calibration (their counts do not depend on the order
- * batches come in), port unlocked. Frame by frame: a frame's clusters
+ * batches come in), and to the gain calibration's spectra, port unlocked. Frame by frame: a frame's clusters
  * are read from memory once, and are in cache for the spectrum and hit
  * map. */
 void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
@@ -458,6 +462,7 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
             cc_eta_calibration_add_frame(accumulator.calibration, &frame);
         accumulator.lock.unlock();
     }
+    addToGainCalibration(batch);
 }
 
 /* Reports and publishes a prepared batch's cluster arrays and releases

@@ -50,7 +50,11 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       unpublished_(false), imageUnpublished_(false), publishWanted_(false),
       pendingLoad_(false), pendingMask_(false), framesSeen_(false),
       spectrumAxis_(NULL), imaging_(),
-      calibration_(NULL), calibrationNumber_(0), image_(NULL)
+      calibration_(NULL), calibrationNumber_(0), image_(NULL),
+      gainUnit_(CC_GAIN_RELATIVE), gainRows_(0), gainCols_(0),
+      gainNumber_(0), gainApplied_(0), gainCalibrationRestart_(false),
+      pendingGainLoad_(false), gainNote_("none"), commonModeConfig_(),
+      gainCalibration_(NULL), gainCalibrationConfig_()
 {
     /* Every parameter, in the order asyn numbers them (ClusterNSigma,
      * FIRST_CLUSTER_PARAM, first). */
@@ -197,6 +201,56 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
          &NDPluginClusterCUDA::ClusterImageOutside},
         {ClusterImageFlatnessString, asynParamFloat64,
          &NDPluginClusterCUDA::ClusterImageFlatness},
+        {ClusterCommonModeString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterCommonMode},
+        {ClusterCommonModeRegionsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterCommonModeRegions},
+        {ClusterCommonModeNowString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterCommonModeNow},
+        {ClusterCommonModeRmsString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterCommonModeRms},
+        {ClusterCommonModeUnestimatedString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterCommonModeUnestimated},
+        {ClusterCommonModeLastString, asynParamFloat64Array,
+         &NDPluginClusterCUDA::ClusterCommonModeLast},
+        {ClusterGainModeString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainMode},
+        {ClusterGainMapFileString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterGainMapFile},
+        {ClusterGainUnitString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainUnit},
+        {ClusterLoadGainMapString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterLoadGainMap},
+        {ClusterSaveGainMapString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterSaveGainMap},
+        {ClusterGainMapInUseString, asynParamOctet,
+         &NDPluginClusterCUDA::ClusterGainMapInUse},
+        {ClusterGainCalLowString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterGainCalLow},
+        {ClusterGainCalHighString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterGainCalHigh},
+        {ClusterGainCalBinsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainCalBins},
+        {ClusterGainCalEventsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainCalEvents},
+        {ClusterGainCalMinPhotonsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainCalMinPhotons},
+        {ClusterGainLineEnergyString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterGainLineEnergy},
+        {ClusterGainMaskFlaggedString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainMaskFlagged},
+        {ClusterGainCalPhotonsString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterGainCalPhotons},
+        {ClusterGainCalOutsideString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterGainCalOutside},
+        {ClusterGainCalGoodString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainCalGood},
+        {ClusterGainCalFewString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainCalFew},
+        {ClusterGainCalFailedString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterGainCalFailed},
+        {ClusterGainCalSpreadString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterGainCalSpread},
     };
     for (size_t i = 0; i < sizeof parameters / sizeof parameters[0]; i++)
         createParam(parameters[i].name, parameters[i].type,
@@ -262,6 +316,30 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setDoubleParam(ClusterImageClipped, 0);
     setDoubleParam(ClusterImageOutside, 0);
     setDoubleParam(ClusterImageFlatness, 0);
+    setIntegerParam(ClusterCommonMode, CC_COMMON_MODE_NONE);
+    setIntegerParam(ClusterCommonModeRegions, 0);
+    setDoubleParam(ClusterCommonModeNow, 0);
+    setDoubleParam(ClusterCommonModeRms, 0);
+    setDoubleParam(ClusterCommonModeUnestimated, 0);
+    cc_gain_calibration_config gainDefaults;
+    cc_gain_calibration_config_init(&gainDefaults);
+    setIntegerParam(ClusterGainMode, GAIN_OFF);
+    setStringParam(ClusterGainMapFile, "");
+    setIntegerParam(ClusterGainUnit, CC_GAIN_RELATIVE);
+    setStringParam(ClusterGainMapInUse, "none");
+    setDoubleParam(ClusterGainCalLow, 600);   /* around Cu Ka, 805 ADU */
+    setDoubleParam(ClusterGainCalHigh, 1000); /*   at the simulator's gain */
+    setIntegerParam(ClusterGainCalBins, (int)gainDefaults.bins);
+    setIntegerParam(ClusterGainCalEvents, gainDefaults.events);
+    setIntegerParam(ClusterGainCalMinPhotons, (int)gainDefaults.min_photons);
+    setDoubleParam(ClusterGainLineEnergy, 0);
+    setIntegerParam(ClusterGainMaskFlagged, 0);
+    setDoubleParam(ClusterGainCalPhotons, 0);
+    setDoubleParam(ClusterGainCalOutside, 0);
+    setIntegerParam(ClusterGainCalGood, 0);
+    setIntegerParam(ClusterGainCalFew, 0);
+    setIntegerParam(ClusterGainCalFailed, 0);
+    setDoubleParam(ClusterGainCalSpread, 0);
     setStringParam(ClusterPedestalFile, "");
     setIntegerParam(ClusterLoadFilesAtStart, 0);
     setStringParam(ClusterBackendInUse, "chosen at the first frame");
@@ -304,6 +382,7 @@ NDPluginClusterCUDA::~NDPluginClusterCUDA()
     }
     cc_eta_calibration_destroy(calibration_);
     cc_interpolator_destroy(image_);
+    cc_gain_calibration_destroy(gainCalibration_);
     free(spectrumAxis_);
     free(spectrumCounts_);
     free(spectrumCentres_);
@@ -350,6 +429,8 @@ cc_config NDPluginClusterCUDA::wantedConfig(int rows, int cols)
     getIntegerParam(ClusterAdcMask, &value);
     config.adc_mask = (uint16_t)value;
     getDoubleParam(ClusterAutoMaskFactor, &config.mask_rms_factor);
+    getIntegerParam(ClusterCommonMode, &value);
+    config.common_mode = (cc_common_mode)value;
     config.threads = 0; /* the CPU backend uses every CPU */
     return config;
 }
@@ -597,6 +678,19 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
     } else if (function == ClusterEtaMode) {
         if (checkEtaMode(pasynUser, value) != asynSuccess)
             return asynError;
+    } else if (function == ClusterLoadGainMap ||
+               function == ClusterSaveGainMap) {
+        if (value != 0)
+            gainCommand(function);
+        value = 0;
+    } else if (function == ClusterGainMode || function == ClusterGainUnit ||
+               function == ClusterGainCalBins ||
+               function == ClusterGainCalEvents ||
+               function == ClusterGainCalMinPhotons ||
+               function == ClusterGainMaskFlagged) {
+        if (checkGainWrite(pasynUser, function, value) != asynSuccess)
+            return asynError;
+        value = function == ClusterGainMaskFlagged ? value != 0 : value;
     } else if (function == ClusterEtaFunction || function == ClusterEtaBins ||
                function == ClusterSubpixels) {
         double low, high;
@@ -679,6 +773,10 @@ asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
     if (function == ClusterAduPerKeV && !(value >= 0 && std::isfinite(value)))
         return refuseWrite(pasynUser,
                            "AduPerKeV %g must be 0 (no gain) or above", value);
+    if ((function == ClusterGainCalLow || function == ClusterGainCalHigh ||
+         function == ClusterGainLineEnergy) &&
+        checkGainWrite(pasynUser, function, value) != asynSuccess)
+        return asynError;
     if (function == ClusterWindowLowKeV || function == ClusterWindowHighKeV) {
         /* The window is kept in ADU: the keV PVs write it. */
         double gain;

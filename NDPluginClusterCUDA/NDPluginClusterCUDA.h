@@ -10,8 +10,10 @@
  * at once on Publish: address 1 the hit map (NDUInt32; the counting image
  * with the energy window on), 2 and 3 the pedestal's mean and rms
  * (NDFloat32), 4 the mask (NDUInt8) and, while EtaMode is Interpolate, 5
- * the interpolated image (NDUInt32, S times the frame a side). Each image
- * carries a Map attribute saying what it is.
+ * the interpolated image (NDUInt32, S times the frame a side); with common
+ * mode on, 6 each pixel's region's common-mode rms (NDFloat32) and, with
+ * a gain map applied, 7 that map (NDFloat32). Each image carries a Map
+ * attribute saying what it is.
  *
  * The plugin's processing thread only gathers arrays: while more wait in
  * its queue it holds each array it is given, up to MaxBatch, and hands
@@ -116,6 +118,38 @@
 #define ClusterImageClippedString "CLUSTER_IMAGE_CLIPPED"   /* asynFloat64 r/o */
 #define ClusterImageOutsideString "CLUSTER_IMAGE_OUTSIDE"   /* asynFloat64 r/o: not photons */
 #define ClusterImageFlatnessString "CLUSTER_IMAGE_FLATNESS" /* asynFloat64 r/o: chi^2/dof */
+/* Common mode (docs/spec.md §8): a finder setting, and its figures since
+ * the pedestal's reset, at each publication. */
+#define ClusterCommonModeString "CLUSTER_COMMON_MODE" /* asynInt32: cc_common_mode */
+#define ClusterCommonModeRegionsString "CLUSTER_COMMON_MODE_REGIONS" /* asynInt32 r/o */
+#define ClusterCommonModeNowString "CLUSTER_COMMON_MODE_NOW" /* asynFloat64 r/o: rms over
+                                                                 regions, last frame, ADU */
+#define ClusterCommonModeRmsString "CLUSTER_COMMON_MODE_RMS" /* asynFloat64 r/o: over the run */
+#define ClusterCommonModeUnestimatedString "CLUSTER_COMMON_MODE_UNESTIMATED" /* asynFloat64
+                                            r/o: region-frames with too few quiet pixels */
+#define ClusterCommonModeLastString "CLUSTER_COMMON_MODE_LAST" /* asynFloat64Array r/o:
+                                                                  each region, last frame */
+/* Per-pixel gain (docs/spec.md §9): a map loaded or calibrated from a
+ * flat field, applied while GainMode is Calibrate or Apply. */
+#define ClusterGainModeString "CLUSTER_GAIN_MODE"        /* asynInt32: 0 Off, 1 Calibrate, 2 Apply */
+#define ClusterGainMapFileString "CLUSTER_GAIN_MAP_FILE" /* asynOctet: .npy or TIFF */
+#define ClusterGainUnitString "CLUSTER_GAIN_UNIT"        /* asynInt32: cc_gain_unit of a loaded map */
+#define ClusterLoadGainMapString "CLUSTER_LOAD_GAIN_MAP" /* asynInt32: write 1 (empty file: none) */
+#define ClusterSaveGainMapString "CLUSTER_SAVE_GAIN_MAP" /* asynInt32: write 1: solve, save, hold */
+#define ClusterGainMapInUseString "CLUSTER_GAIN_MAP_IN_USE" /* asynOctet r/o */
+#define ClusterGainCalLowString "CLUSTER_GAIN_CAL_LOW"   /* asynFloat64: a pixel's spectrum, */
+#define ClusterGainCalHighString "CLUSTER_GAIN_CAL_HIGH" /*   clusters' unit */
+#define ClusterGainCalBinsString "CLUSTER_GAIN_CAL_BINS" /* asynInt32: 6..1000 */
+#define ClusterGainCalEventsString "CLUSTER_GAIN_CAL_EVENTS" /* asynInt32: cc_gain_events */
+#define ClusterGainCalMinPhotonsString "CLUSTER_GAIN_CAL_MIN_PHOTONS" /* asynInt32 */
+#define ClusterGainLineEnergyString "CLUSTER_GAIN_LINE_ENERGY" /* asynFloat64 keV: 0 relative */
+#define ClusterGainMaskFlaggedString "CLUSTER_GAIN_MASK_FLAGGED" /* asynInt32: 0 No, 1 Yes */
+#define ClusterGainCalPhotonsString "CLUSTER_GAIN_CAL_PHOTONS" /* asynFloat64 r/o */
+#define ClusterGainCalOutsideString "CLUSTER_GAIN_CAL_OUTSIDE" /* asynFloat64 r/o */
+#define ClusterGainCalGoodString "CLUSTER_GAIN_CAL_GOOD"       /* asynInt32 r/o: pixels, */
+#define ClusterGainCalFewString "CLUSTER_GAIN_CAL_FEW"         /*   of the last */
+#define ClusterGainCalFailedString "CLUSTER_GAIN_CAL_FAILED"   /*   save */
+#define ClusterGainCalSpreadString "CLUSTER_GAIN_CAL_SPREAD"   /* asynFloat64 r/o: % rms */
 
 class NDPluginClusterCUDA : public NDPluginDriver {
 public:
@@ -136,7 +170,12 @@ public:
         /* The interpolated image, NDUInt32 (cols * S, rows * S), every
          * SpectrumPeriod while EtaMode is Interpolate: */
         ADDRESS_IMAGE = 5,
-        NUM_ADDRESSES = 6
+        /* With common mode on, each pixel's region's rms since the
+         * reset, NDFloat32, ADU: */
+        ADDRESS_COMMON_MODE = 6,
+        /* The gain map in force, NDFloat32, in its unit: */
+        ADDRESS_GAIN = 7,
+        NUM_ADDRESSES = 8
     };
 
     void processCallbacks(NDArray *pArray);
@@ -226,7 +265,33 @@ protected:
     int ClusterImageClipped;
     int ClusterImageOutside;
     int ClusterImageFlatness;
+    int ClusterCommonMode;
+    int ClusterCommonModeRegions;
+    int ClusterCommonModeNow;
+    int ClusterCommonModeRms;
+    int ClusterCommonModeUnestimated;
+    int ClusterCommonModeLast;
+    int ClusterGainMode;
+    int ClusterGainMapFile;
+    int ClusterGainUnit;
+    int ClusterLoadGainMap;
+    int ClusterSaveGainMap;
+    int ClusterGainMapInUse;
+    int ClusterGainCalLow;
+    int ClusterGainCalHigh;
+    int ClusterGainCalBins;
+    int ClusterGainCalEvents;
+    int ClusterGainCalMinPhotons;
+    int ClusterGainLineEnergy;
+    int ClusterGainMaskFlagged;
+    int ClusterGainCalPhotons;
+    int ClusterGainCalOutside;
+    int ClusterGainCalGood;
+    int ClusterGainCalFew;
+    int ClusterGainCalFailed;
+    int ClusterGainCalSpread;
     enum { ETA_OFF = 0, ETA_CALIBRATE = 1, ETA_INTERPOLATE = 2 };
+    enum { GAIN_OFF = 0, GAIN_CALIBRATE = 1, GAIN_APPLY = 2 };
 
 private:
     cc_config wantedConfig(int rows, int cols);
@@ -244,6 +309,16 @@ private:
         int rows, cols;
         unsigned calibration;  /* calibrationNumber_ of the one imaged with */
     };
+    /* What GainMode and the calibration's settings ask (a batch's job). */
+    struct Gain {
+        int mode;                /* GAIN_OFF, GAIN_CALIBRATE, GAIN_APPLY */
+        bool restart;            /* Calibrate entered: new spectra */
+        cc_gain_calibration_config calibration; /* rows, cols: the frame's */
+        bool load;               /* load path (in unit) first: a LoadGainMap
+                                    asked before the frame size was known */
+        cc_gain_unit unit;
+        char path[512];
+    };
     /* What the processing thread asks of the finder for one batch, from
      * the PVs when the batch was made. */
     struct Job {
@@ -260,6 +335,7 @@ private:
         char maskPath[512];
         Imaging imaging;       /* what EtaMode and its settings ask, and
                                   the energy window */
+        Gain gain;
     };
     /* One core call's arrays and clusters, from the processing thread
      * through the finder thread and an output thread. */
@@ -326,6 +402,17 @@ private:
     void publishImage(bool force, double period);
     void publishCalibration();
     void setKeV();
+    /* Common mode and gain (NDClusterCUDACorrections.cpp). */
+    cc_gain_calibration_config wantedGainCalibration(int rows, int cols);
+    Gain wantedGain(int rows, int cols);
+    asynStatus checkGainWrite(asynUser *pasynUser, int function, double value);
+    void applyGain(const Gain &wanted, bool newFrameSize, char *message);
+    void addToGainCalibration(const Batch &batch);
+    void gainCommand(int function);
+    int holdGainMap(const char *path, cc_gain_unit unit, int rows, int cols,
+                    char *message);
+    int saveGainMap(char *message);
+    void publishCorrections(NDArray **commonMode, NDArray **gain);
     NDArray *clusterArray(NDArrayPool *pool, NDArray *pInput,
                           const cc_frame_clusters &frame, int maxClusters);
     void pedestalCommand(int function);
@@ -392,6 +479,26 @@ private:
     char calibrationNote_[CC_MESSAGE_SIZE]; /* what it is, for the PV */
     cc_interpolator *image_;   /* the image taken from the finder, while
                                   interpolating; else NULL */
+    /* The gain map held (loaded or calibrated), applied to the finder
+     * while GainMode is Calibrate or Apply; each new one is numbered. */
+    std::vector<double> gainMap_;
+    cc_gain_unit gainUnit_;
+    int gainRows_, gainCols_;
+    unsigned gainNumber_;      /* of the map held; 0: none yet */
+    unsigned gainApplied_;     /* of the map the finder has; 0: none */
+    bool gainCalibrationRestart_; /* Calibrate entered (port lock) */
+    std::vector<uint32_t> commonModeRegion_; /* each pixel's region */
+    bool pendingGainLoad_;     /* LoadGainMap asked before the first frame */
+    std::string gainNote_;     /* where the map held came from */
+    /* The common-mode figures' scratch, for the waveform and the map: */
+    std::vector<cc_common_mode_region> commonModeFigures_;
+    std::vector<double> commonModeLast_;
+    cc_config commonModeConfig_; /* the region map's */
+    /* The flat field's spectra while GainMode is Calibrate: the finder
+     * thread replaces them, the output threads add to them. */
+    epicsMutex gainCalibrationLock_;
+    cc_gain_calibration *gainCalibration_;
+    cc_gain_calibration_config gainCalibrationConfig_;
 };
 
 #endif

@@ -82,6 +82,12 @@ NDStdArraysConfigure("NOISE1", 3, 0, "CLUSTER1", 3, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=noise1:,PORT=NOISE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=3,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
 NDStdArraysConfigure("MASK1", 3, 0, "CLUSTER1", 4, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=mask1:,PORT=MASK1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=4,TYPE=Int8,FTVL=UCHAR,NELEMENTS=160000")
+# The corrections' maps: each pixel's common-mode region's rms (address 6)
+# and the gain map applied (address 7).
+NDStdArraysConfigure("COMMONMODE1", 3, 0, "CLUSTER1", 6, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=commonMode1:,PORT=COMMONMODE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=6,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
+NDStdArraysConfigure("GAIN1", 3, 0, "CLUSTER1", 7, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=gain1:,PORT=GAIN1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=7,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
 
 # Access security (iocBoot/operators.acf): the operators write from the
 # operator hosts, everyone else reads.

@@ -1,0 +1,162 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# ioc_corrections.sh: common mode and gain in the example IOC, on frames
+# of the simulated source, which makes both effects. Bad settings and
+# hostile gain maps are refused with the reason and change nothing; with
+# 30 ADU of supercolumn common mode, photon-free frames give thousands of
+# false clusters uncorrected and (nearly) none with CommonMode
+# Supercolumn, whose figures say 30 ADU and whose map is published on
+# address 6; a flat field with a 5 % gain spread, taken with GainMode
+# Calibrate, is fitted and saved by SaveGainMap, and the map applied is
+# published on address 7 and loads back from its file. SKIP (77) without
+# EPICS or NumPy.
+. "$(dirname "$0")/common.sh"
+need_python "numpy" "python3-numpy"
+. "$(dirname "$0")/ioc_common.sh"
+
+start_ioc 1
+put "${C}EnableCallbacks" 1
+put "${P}cam1:ArrayCallbacks" 1
+put "${P}cam1:AcquirePeriod" 0
+put "${P}cam1:SizeX" 100
+put "${P}cam1:SizeY" 100
+put "${P}cam1:MoenchSource" 0
+put "${P}cam1:ImageMode" 1
+put "${C}PedestalFrames" 100
+put "${C}SpectrumPeriod" 0.2
+put "${P}commonMode1:EnableCallbacks" 1
+put "${P}gain1:EnableCallbacks" 1
+
+# acquire DARK FRAMES: a simulated acquisition of DARK dark frames and
+# FRAMES in all, waited for until the plugin has taken them all.
+acquire() {
+    before=$(get "${C}ArrayCounter_RBV")
+    put "${P}cam1:MoenchDarkFrames" "$1"
+    put "${P}cam1:NumImages" "$2"
+    "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # long: not waited on
+    wait_for "${C}ArrayCounter_RBV" $((before + $2))
+    put "${C}Publish" 1
+    sleep 0.5
+}
+
+# Bad settings and hostile maps are refused and change nothing.
+refused GainCalBins 3 "6..1000"
+refused GainCalBins 1001 "6..1000"
+refused GainLineEnergy -1 "GainLineEnergy -1"
+refused GainCalMinPhotons -5 "GainCalMinPhotons -5"
+refused GainMode Apply "GainMapFile is empty"
+put "${C}SaveGainMap" 1
+getstr "${C}StatusMessage_RBV" | grep -q "no flat field" ||
+    fail "SaveGainMap without a calibration: $(getstr "${C}StatusMessage_RBV")"
+# The frame size is known from the first frame on.
+acquire 100 100
+$python - "$work" <<'PYTHON'
+import sys
+import numpy
+work = sys.argv[1]
+good = numpy.ones((100, 100))
+for name, value in (("nan", numpy.nan), ("zero", 0.0), ("negative", -1.0)):
+    bad = good.copy()
+    bad[7, 3] = value
+    numpy.save("%s/%s.npy" % (work, name), bad)
+numpy.save(work + "/shape.npy", numpy.ones((100, 99)))
+with open(work + "/truncated.npy", "wb") as f:
+    f.write(open(work + "/shape.npy", "rb").read()[:300])
+PYTHON
+for bad in nan:"row 7, col 3" zero:"row 7, col 3" negative:"row 7, col 3" shape:"shape" truncated:""; do
+    load_refused GainMapFile LoadGainMap "$work/${bad%%:*}.npy" "the gain map held is kept"
+    [ -z "${bad#*:}" ] || getstr "${C}StatusMessage_RBV" | grep -q "${bad#*:}" ||
+        fail "${bad%%:*}.npy: the status does not say \"${bad#*:}\": $(getstr "${C}StatusMessage_RBV")"
+done
+put "${C}Publish" 1
+sleep 0.5
+[ "$(getstr "${C}GainMapInUse_RBV")" = none ] ||
+    fail "a hostile map was taken: $(getstr "${C}GainMapInUse_RBV")"
+putstr "${C}GainMapFile" "$work/map.tif5"
+put "${C}GainMode" Calibrate
+acquire 0 5 # the spectra start with the next frames
+put "${C}SaveGainMap" 1
+getstr "${C}StatusMessage_RBV" | grep -q "must end in .npy" ||
+    fail "SaveGainMap to a .tif5: $(getstr "${C}StatusMessage_RBV")"
+put "${C}GainMode" Off
+echo "ok: bad gain settings, NaN, zero, negative, mis-shaped and truncated maps are refused with the reason"
+
+# Common mode: photon-free frames with 30 ADU of it per supercolumn.
+put "${P}cam1:MoenchFlux" 0
+put "${P}cam1:MoenchCommonMode" Supercolumn
+put "${P}cam1:MoenchCommonModeRms" 30
+put "${C}ResetPedestal" 1
+acquire 100 300
+uncorrected=$(get "${C}TotalClusters_RBV")
+put "${C}CommonMode" Supercolumn
+acquire 100 300
+corrected=$(get "${C}TotalClusters_RBV")
+[ "$uncorrected" -gt 1000 ] && [ $((corrected * 100)) -lt "$uncorrected" ] ||
+    fail "200 photon-free frames: $uncorrected false clusters uncorrected, $corrected corrected"
+[ "$(get "${C}CommonModeRegions_RBV")" = 8 ] ||
+    fail "100 x 100 frames have $(get "${C}CommonModeRegions_RBV") supercolumn regions, not 8"
+rms=$(get "${C}CommonModeRms_RBV")
+[ "$($python -c "print(25 < $rms < 35)")" = True ] ||
+    fail "30 ADU of common mode measured as $rms ADU rms"
+"$caget" -t "${P}commonMode1:ArrayData" >"$work/array.txt"
+$python - "$work/array.txt" "$rms" <<'PYTHON' || fail "the common-mode map is not 8 regions near $rms ADU"
+import sys
+import numpy
+values = numpy.array(open(sys.argv[1]).read().split()[1:10001], dtype=float)
+regions = numpy.unique(values)
+assert values.size == 10000 and regions.size == 8, regions
+assert (abs(regions - float(sys.argv[2])) < 10).all(), regions
+PYTHON
+echo "ok: 30 ADU of supercolumn common mode: $uncorrected false clusters uncorrected, $corrected corrected; measured $rms ADU rms in 8 regions, mapped on address 6"
+put "${P}cam1:MoenchCommonModeRms" 0
+put "${P}cam1:MoenchCommonMode" None
+put "${C}CommonMode" None
+
+# A flat field with a 5 % gain spread, calibrated live, fitted and saved.
+put "${P}cam1:MoenchFlux" 1000
+put "${P}cam1:MoenchGainSpread" 0.05
+put "${C}ResetPedestal" 1
+acquire 100 100
+put "${C}GainCalMinPhotons" 50
+put "${C}GainCalBins" 20
+put "${C}GainMode" Calibrate
+acquire 0 40000
+photons=$(get "${C}GainCalPhotons_RBV")
+[ "$($python -c "print($photons > 1.5e6)")" = True ] || fail "only $photons photons in the flat field's spectra"
+putstr "${C}GainMapFile" "$work/map.npy"
+put "${C}SaveGainMap" 1
+[ -f "$work/map.npy" ] && [ -f "$work/map_flagged.npy" ] ||
+    fail "SaveGainMap wrote no map: $(getstr "${C}StatusMessage_RBV")"
+good=$(get "${C}GainCalGood_RBV")
+spread=$(get "${C}GainCalSpread_RBV")
+[ "$good" -gt 9000 ] && [ "$($python -c "print(4 < $spread < 7)")" = True ] ||
+    fail "$good pixels good, spread $spread %: $(getstr "${C}StatusMessage_RBV")"
+put "${C}GainMode" Apply
+acquire 0 10
+getstr "${C}GainMapInUse_RBV" | grep -q "map.npy (relative, fitted from .*): applied" ||
+    fail "the map in use: $(getstr "${C}GainMapInUse_RBV")"
+"$caget" -t "${P}gain1:ArrayData" >"$work/array.txt"
+$python - "$work/array.txt" "$work/map.npy" "$work/map_flagged.npy" <<'PYTHON' || fail "the gain map on address 7 is not the one saved"
+import sys
+import numpy
+values = numpy.array(open(sys.argv[1]).read().split()[1:10001], dtype=numpy.float32)
+saved = numpy.load(sys.argv[2])
+flagged = numpy.load(sys.argv[3])
+assert saved.shape == (100, 100) and flagged.dtype == numpy.uint8
+assert set(numpy.unique(flagged)) <= {0, 1}
+# caget prints 6 significant digits
+assert numpy.allclose(values, saved.ravel(), rtol=1e-5, atol=0)
+PYTHON
+# The saved file loads back as the map held, and empty lets it go.
+put "${C}LoadGainMap" 1
+getstr "${C}StatusMessage_RBV" | grep -q "gain map loaded from $work/map.npy" ||
+    fail "the saved map did not load: $(getstr "${C}StatusMessage_RBV")"
+put "${C}GainMode" Off
+putstr "${C}GainMapFile" ""
+put "${C}LoadGainMap" 1
+put "${C}Publish" 1
+sleep 0.5
+[ "$(getstr "${C}GainMapInUse_RBV")" = none ] ||
+    fail "an empty GainMapFile kept $(getstr "${C}GainMapInUse_RBV")"
+echo "ok: a flat field of $photons photons with a 5 % gain spread: $good pixels fitted, spread $spread %; the map saved, applied on address 7 and loaded back"
+echo "the example IOC corrects common mode and gain"
