@@ -110,8 +110,10 @@ asynStatus NDPluginClusterCUDA::checkGainWrite(asynUser *pasynUser,
     }
     if (function != ClusterGainMode)
         return asynSuccess;
-    if (value == GAIN_CALIBRATE && mode != GAIN_CALIBRATE)
-        gainCalibrationRestart_ = true; /* new spectra from the next batch */
+    /* New spectra from the next batch, under the map held then: written
+     * again after SaveGainMap, Calibrate iterates. */
+    if (value == GAIN_CALIBRATE)
+        gainCalibrationRestart_ = true;
     if (value != GAIN_APPLY)
         return asynSuccess;
     finderLock_.lock();
@@ -171,7 +173,7 @@ int NDPluginClusterCUDA::holdGainMap(const char *path, cc_gain_unit unit,
     gainUnit_ = unit;
     gainRows_ = rows;
     gainCols_ = cols;
-    gainApplied_ = ++gainNumber_;
+    gainGiven_ = ++gainNumber_;
     gainNote_ = std::string(path) + " (" + cc_gain_unit_name(unit) + ")";
     formatMessage(message, CC_MESSAGE_SIZE, "gain map loaded from %s (%s)",
                   path, cc_gain_unit_name(unit));
@@ -179,21 +181,38 @@ int NDPluginClusterCUDA::holdGainMap(const char *path, cc_gain_unit unit,
 }
 
 /* Gives the finder the map GainMode wants, and starts the flat field's
- * spectra when calibration starts or its settings change (finder thread,
- * finder lock held, finder made). */
+ * spectra when calibration starts, its settings change or a map is
+ * loaded (finder thread, finder lock held, finder made). Spectra that go
+ * on keep the map they were started under: a map saved meanwhile waits
+ * for Calibrate to be written again, so that no spectrum mixes two maps. */
 void NDPluginClusterCUDA::applyGain(const Gain &wanted, bool newFrameSize,
                                     char *message)
 {
     char step[CC_MESSAGE_SIZE];
+    bool loaded = false; /* the finder took the loaded map to check it */
     if (wanted.load) {
-        holdGainMap(wanted.path, wanted.unit, rows_, cols_, step);
+        loaded = holdGainMap(wanted.path, wanted.unit, rows_, cols_, step) ==
+                 CC_OK;
         appendMessage(message, step);
     }
     if (newFrameSize) /* the finder let its map go */
-        gainApplied_ = (unsigned)-1;
+        gainGiven_ = (unsigned)-1;
+    const cc_gain_calibration_config &a = wanted.calibration,
+                                     &b = gainCalibrationConfig_;
+    const bool calibrating = wanted.mode == GAIN_CALIBRATE;
+    const bool spectraGoOn =
+        calibrating && gainSpectraStarted_ && !wanted.restart && !loaded &&
+        !newFrameSize && a.rows == b.rows && a.cols == b.cols &&
+        a.bins == b.bins && a.low == b.low && a.high == b.high &&
+        a.events == b.events && a.fraction == b.fraction &&
+        a.min_photons == b.min_photons;
     unsigned desired =
         wanted.mode != GAIN_OFF && !gainMap_.empty() ? gainNumber_ : 0;
-    if (desired != gainApplied_) {
+    if (spectraGoOn)
+        desired = gainGiven_;
+    if (desired != gainGiven_) {
+        /* Given once, taken or not: a refused map is not offered again at
+         * every batch. Whether the finder has one, it says itself. */
         bool fits = gainRows_ == rows_ && gainCols_ == cols_;
         int rc = cc_finder_set_gain(
             finder_, desired != 0 && fits ? gainMap_.data() : NULL, gainUnit_);
@@ -208,17 +227,10 @@ void NDPluginClusterCUDA::applyGain(const Gain &wanted, bool newFrameSize,
                           cc_finder_last_error(finder_));
             appendMessage(message, step);
         }
-        gainApplied_ = desired;
+        gainGiven_ = desired;
     }
-    if (wanted.mode != GAIN_CALIBRATE)
-        return;
-    const cc_gain_calibration_config &a = wanted.calibration,
-                                     &b = gainCalibrationConfig_;
-    bool same = gainCalibration_ != NULL && !wanted.restart && !newFrameSize &&
-                a.rows == b.rows && a.cols == b.cols && a.bins == b.bins &&
-                a.low == b.low && a.high == b.high && a.events == b.events &&
-                a.fraction == b.fraction && a.min_photons == b.min_photons;
-    if (same)
+    gainSpectraStarted_ = gainSpectraStarted_ && calibrating;
+    if (!calibrating || spectraGoOn)
         return;
     cc_gain_calibration *made = NULL;
     if (cc_gain_calibration_new(&made, &a, step) != CC_OK) {
@@ -230,6 +242,7 @@ void NDPluginClusterCUDA::applyGain(const Gain &wanted, bool newFrameSize,
     gainCalibrationConfig_ = a;
     gainCalibrationLock_.unlock();
     cc_gain_calibration_destroy(made);
+    gainSpectraStarted_ = true;
     formatMessage(step, sizeof step,
                   "gain calibration started: %s events on [%g, %g) in %u "
                   "bins a pixel",
@@ -464,21 +477,30 @@ void NDPluginClusterCUDA::publishCorrections(NDArray **commonMode,
         setDoubleParam(ClusterCommonModeUnestimated, 0);
     }
 
-    bool applied = gainApplied_ != 0 && gainApplied_ == gainNumber_ &&
-                   gainRows_ == rows_ && gainCols_ == cols_;
+    /* What the finder applies, as it says: a map it refused, or one that
+     * does not fit the frames, is not shown as applied. */
+    gainShown_.resize(pixels);
+    cc_gain_unit shownUnit = CC_GAIN_RELATIVE;
+    bool applied = finder_ != NULL &&
+                   cc_finder_get_gain(finder_, gainShown_.data(), &shownUnit) ==
+                       CC_OK;
+    bool current = applied && gainGiven_ == gainNumber_;
     std::string inUse = gainNote_;
     if (!gainMap_.empty())
-        inUse += applied ? ": applied" : ": held, not applied";
+        inUse += current   ? ": applied"
+                 : applied ? ": held; the calibration goes on under the map "
+                             "before it (write Calibrate again to use it)"
+                           : ": held, not applied";
     setStringParam(ClusterGainMapInUse, inUse.c_str());
     if (applied)
         *gain = outputPool_->alloc(2, dims, NDFloat32, 0, NULL);
     if (*gain != NULL) {
         float *to = (float *)(*gain)->pData;
         for (size_t p = 0; p < pixels; p++)
-            to[p] = (float)gainMap_[p];
+            to[p] = (float)gainShown_[p];
         (*gain)->pAttributeList->add(
             "Map", "what the array holds", NDAttrString,
-            (void *)(gainUnit_ == CC_GAIN_ADU_PER_KEV
+            (void *)(shownUnit == CC_GAIN_ADU_PER_KEV
                          ? "gain map (ADU per keV)"
                          : "gain map (relative)"));
     }

@@ -235,7 +235,10 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     for (uint32_t i = 0; i < bins; i++)
         spectrumAxis_[i] = spectrumCentres_[i] / perUnit;
     /* With a map in ADU per keV applied, clusters are in eV. */
-    const bool inEV = gainApplied_ != 0 && gainUnit_ == CC_GAIN_ADU_PER_KEV;
+    cc_gain_unit unit;
+    const bool inEV = finder_ != NULL &&
+                      cc_finder_get_gain(finder_, NULL, &unit) == CC_OK &&
+                      unit == CC_GAIN_ADU_PER_KEV;
     setStringParam(ClusterSpectrumAxisUnit,
                    gain > 0 ? "keV" : inEV ? "eV" : "ADU");
     setDoubleParam(ClusterPeakPositionKeV,

@@ -52,7 +52,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       spectrumAxis_(NULL), imaging_(),
       calibration_(NULL), calibrationNumber_(0), image_(NULL),
       gainUnit_(CC_GAIN_RELATIVE), gainRows_(0), gainCols_(0),
-      gainNumber_(0), gainApplied_(0), gainCalibrationRestart_(false),
+      gainNumber_(0), gainGiven_(0), gainSpectraStarted_(false),
+      gainCalibrationRestart_(false),
       pendingGainLoad_(false), gainNote_("none"), commonModeConfig_(),
       gainCalibration_(NULL), gainCalibrationConfig_()
 {

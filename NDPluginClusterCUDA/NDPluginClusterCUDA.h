@@ -485,8 +485,13 @@ private:
     cc_gain_unit gainUnit_;
     int gainRows_, gainCols_;
     unsigned gainNumber_;      /* of the map held; 0: none yet */
-    unsigned gainApplied_;     /* of the map the finder has; 0: none */
-    bool gainCalibrationRestart_; /* Calibrate entered (port lock) */
+    unsigned gainGiven_;       /* of the map last given to the finder,
+                                  taken or refused (the finder says which);
+                                  0: none; -1: none yet at this size */
+    bool gainSpectraStarted_;  /* the flat field's spectra go on under the
+                                  map given when they started */
+    std::vector<double> gainShown_; /* the finder's map, for address 7 */
+    bool gainCalibrationRestart_; /* Calibrate written (port lock) */
     std::vector<uint32_t> commonModeRegion_; /* each pixel's region */
     bool pendingGainLoad_;     /* LoadGainMap asked before the first frame */
     std::string gainNote_;     /* where the map held came from */

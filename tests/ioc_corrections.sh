@@ -8,7 +8,10 @@
 # Supercolumn, whose figures say 30 ADU and whose map is published on
 # address 6; a flat field with a 5 % gain spread, taken with GainMode
 # Calibrate, is fitted and saved by SaveGainMap, and the map applied is
-# published on address 7 and loads back from its file. SKIP (77) without
+# published on address 7 and loads back from its file; its flagged pixels
+# are masked on request; a map saved while calibrating waits for
+# Calibrate to be written again; a TIFF in ADU per keV puts clusters in
+# eV, and is held, not applied, on frames of another size. SKIP (77) without
 # EPICS or NumPy.
 . "$(dirname "$0")/common.sh"
 need_python "numpy" "python3-numpy"
@@ -124,13 +127,36 @@ acquire 0 40000
 photons=$(get "${C}GainCalPhotons_RBV")
 [ "$($python -c "print($photons > 1.5e6)")" = True ] || fail "only $photons photons in the flat field's spectra"
 putstr "${C}GainMapFile" "$work/map.npy"
+masked_before=$(get "${C}MaskedPixels_RBV")
+put "${C}GainMaskFlagged" 1
 put "${C}SaveGainMap" 1
+getstr "${C}StatusMessage_RBV" | grep -q "the flagged pixels are masked" ||
+    fail "GainMaskFlagged: $(getstr "${C}StatusMessage_RBV")"
+put "${C}GainMaskFlagged" 0
 [ -f "$work/map.npy" ] && [ -f "$work/map_flagged.npy" ] ||
     fail "SaveGainMap wrote no map: $(getstr "${C}StatusMessage_RBV")"
 good=$(get "${C}GainCalGood_RBV")
 spread=$(get "${C}GainCalSpread_RBV")
 [ "$good" -gt 9000 ] && [ "$($python -c "print(4 < $spread < 7)")" = True ] ||
     fail "$good pixels good, spread $spread %: $(getstr "${C}StatusMessage_RBV")"
+flagged=$($python -c "import numpy; print(int(numpy.load('$work/map_flagged.npy').sum()))")
+[ "$flagged" = $(($(get "${C}GainCalFew_RBV") + $(get "${C}GainCalFailed_RBV"))) ] ||
+    fail "$flagged pixels in map_flagged.npy, $(get "${C}GainCalFew_RBV") with too few photons and $(get "${C}GainCalFailed_RBV") failed"
+# Saved while calibrating: the spectra go on under the map they started
+# with (none), so that none mixes two maps; Calibrate written again
+# starts them afresh under the map saved.
+acquire 0 20
+[ "$masked_before" = 0 ] && [ "$(get "${C}MaskedPixels_RBV")" = "$flagged" ] ||
+    fail "GainMaskFlagged: $masked_before pixels masked before, $(get "${C}MaskedPixels_RBV") after the next frames, $flagged flagged"
+getstr "${C}GainMapInUse_RBV" | grep -q "map.npy (relative, fitted from .*): held, not applied" ||
+    fail "saved while calibrating, the map in use: $(getstr "${C}GainMapInUse_RBV")"
+put "${C}GainMode" Calibrate
+acquire 0 20
+getstr "${C}GainMapInUse_RBV" | grep -q "map.npy (relative, fitted from .*): applied" ||
+    fail "Calibrate written again, the map in use: $(getstr "${C}GainMapInUse_RBV")"
+again=$(get "${C}GainCalPhotons_RBV")
+[ "$($python -c "print(0 < $again < $photons / 1000)")" = True ] ||
+    fail "Calibrate written again kept the spectra: $again photons (before $photons)"
 put "${C}GainMode" Apply
 acquire 0 10
 getstr "${C}GainMapInUse_RBV" | grep -q "map.npy (relative, fitted from .*): applied" ||
@@ -158,5 +184,49 @@ put "${C}Publish" 1
 sleep 0.5
 [ "$(getstr "${C}GainMapInUse_RBV")" = none ] ||
     fail "an empty GainMapFile kept $(getstr "${C}GainMapInUse_RBV")"
-echo "ok: a flat field of $photons photons with a 5 % gain spread: $good pixels fitted, spread $spread %; the map saved, applied on address 7 and loaded back"
+echo "ok: a flat field of $photons photons with a 5 % gain spread: $good pixels fitted, spread $spread %, $flagged flagged and masked; saved while calibrating, applied when Calibrate is written again; on address 7 and loaded back"
+
+# slsDetectorCalibration's 32-bit float TIFF in ADU per keV: clusters in
+# eV. Frames of another size: the map is held, not applied, and clusters
+# are in ADU again; back at its size, it is applied again.
+$python - "$work/map.tif" <<'PYTHON'
+import struct
+import sys
+import numpy
+rows, cols = 100, 100
+pixels = numpy.full((rows, cols), 100.0, dtype="<f4").tobytes()
+entries = [(256, 3, cols), (257, 3, rows), (258, 3, 32), (259, 3, 1),
+           (262, 3, 1), (273, 4, 8), (277, 3, 1), (278, 3, rows),
+           (279, 4, len(pixels)), (339, 3, 3)]
+ifd = struct.pack("<H", len(entries))
+for tag, kind, value in entries:
+    ifd += struct.pack("<HHI", tag, kind, 1)
+    ifd += struct.pack("<HH" if kind == 3 else "<I", *((value, 0) if kind == 3 else (value,)))
+ifd += struct.pack("<I", 0)
+with open(sys.argv[1], "wb") as f:
+    f.write(b"II*\0" + struct.pack("<I", 8 + len(pixels)) + pixels + ifd)
+PYTHON
+putstr "${C}GainMapFile" "$work/map.tif"
+put "${C}GainUnit" "ADU/keV"
+put "${C}LoadGainMap" 1
+getstr "${C}StatusMessage_RBV" | grep -q "gain map loaded from $work/map.tif (adu-per-kev)" ||
+    fail "the TIFF did not load: $(getstr "${C}StatusMessage_RBV")"
+put "${C}GainMode" Apply
+acquire 0 10
+[ "$(getstr "${C}SpectrumAxisUnit_RBV")" = eV ] ||
+    fail "with a map in ADU per keV the spectrum is in $(getstr "${C}SpectrumAxisUnit_RBV")"
+"$caget" -t "${P}gain1:ArrayData" >"$work/array.txt"
+$python -c "import numpy; v = numpy.array(open('$work/array.txt').read().split()[1:10001], dtype=float); assert v.size == 10000 and (v == 100).all(), v" ||
+    fail "the TIFF's map on address 7 is not 100 ADU per keV everywhere"
+put "${P}cam1:SizeX" 90
+acquire 100 110
+getstr "${C}GainMapInUse_RBV" | grep -q "map.tif (adu-per-kev): held, not applied" ||
+    fail "90 x 100 frames with a 100 x 100 map, the map in use: $(getstr "${C}GainMapInUse_RBV")"
+[ "$(getstr "${C}SpectrumAxisUnit_RBV")" = ADU ] ||
+    fail "no map applied, yet the spectrum is in $(getstr "${C}SpectrumAxisUnit_RBV")"
+put "${P}cam1:SizeX" 100
+acquire 100 110
+getstr "${C}GainMapInUse_RBV" | grep -q "map.tif (adu-per-kev): applied" ||
+    fail "back at 100 x 100, the map in use: $(getstr "${C}GainMapInUse_RBV")"
+echo "ok: a TIFF map in ADU per keV loaded and applied (clusters in eV); held, not applied, on frames of another size"
 echo "the example IOC corrects common mode and gain"
