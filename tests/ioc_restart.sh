@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # ioc_restart.sh: restarts and overload. The example IOC with autosave,
 # set up (settings off their defaults, a pedestal trained and saved, a
-# mask and an η calibration loaded, LoadFilesAtStart Yes) and killed with
-# SIGKILL mid-acquisition, comes back with every setting and with that
-# pedestal, mask and calibration in force: a replayed run gives the
-# clusters, spectrum, counting image and interpolated image clusterfind
-# finds with them. Then under full load: the plugin disabled and enabled
+# mask and an η calibration loaded, a gain map applied, LoadFilesAtStart
+# Yes) and killed with SIGKILL mid-acquisition, comes back with every
+# setting and with that pedestal, mask, calibration and gain map in
+# force: a replayed run gives the clusters, spectrum, counting image and
+# interpolated image clusterfind finds with them. Then under full load: the plugin disabled and enabled
 # again and again while frames flow, and its queue overflowing, the
 # source faster than the finder, for OVERLOAD_SECONDS (default 60, at
 # least 20; the resident memory is sampled every 10 s): no crash; frames
@@ -33,10 +33,13 @@ overload_seconds=${OVERLOAD_SECONDS:-60}
 raw_run 11
 $python -c "import numpy, sys; m = numpy.zeros((400, 400), numpy.uint8); m[100:140, :] = 1; numpy.save(sys.argv[1], m)" \
     "$work/mask.npy" || fail "cannot write the mask"
+$python -c "import numpy, sys; numpy.save(sys.argv[1], numpy.random.default_rng(5).uniform(0.9, 1.1, (400, 400)))" \
+    "$work/gain.npy" || fail "cannot write the gain map"
 find() {
     "$clusterfind" --pedestal "$dark" --data "$data" --pedestal-frames 100 \
         --backend cpu --cluster-size 5 --nsigma 4.5 --mask "$work/mask.npy" \
-        --energy-window 600:1100 --bins 300 --min 100 --max 1600 "$@" \
+        --energy-window 600:1100 --bins 300 --min 100 --max 1600 \
+        --gain-map "$work/gain.npy" "$@" \
         >"$work/find.txt" 2>&1 || fail "clusterfind $*: $(cat "$work/find.txt")"
 }
 find --eta-bins 20 --eta-calibrate "$work/saved.eta"
@@ -97,11 +100,13 @@ masked=$(get "${C}MaskedPixels_RBV")
 [ "$masked" = 16000 ] || fail "the mask takes out $masked pixels, not 16000"
 putstr "${C}EtaFile" "$work/saved.eta"
 put "${C}EtaMode" Interpolate
+putstr "${C}GainMapFile" "$work/gain.npy"
+put "${C}GainMode" Apply # loads GainMapFile: no map is held
 put "${C}LoadFilesAtStart" Yes
 replay "$data" 40
 before=$(get "${C}TotalClusters_RBV")
 [ "$before" = "$expected" ] || fail "before the restart: $before clusters, clusterfind $expected"
-for setting in $settings EtaMode LoadFilesAtStart PedestalFile MaskFile EtaFile; do
+for setting in $settings EtaMode GainMode LoadFilesAtStart PedestalFile MaskFile EtaFile GainMapFile; do
     echo "${setting%%:*} $(getstr "${C}${setting%%:*}_RBV")"
 done >"$work/settings.txt"
 for setting in $source_settings; do
@@ -122,7 +127,7 @@ done
     fail "no acquisition under way to kill"
 kill_ioc
 start_ioc 2
-for setting in $settings EtaMode LoadFilesAtStart PedestalFile MaskFile EtaFile; do
+for setting in $settings EtaMode GainMode LoadFilesAtStart PedestalFile MaskFile EtaFile GainMapFile; do
     echo "${setting%%:*} $(getstr "${C}${setting%%:*}_RBV")"
 done | cmp -s - "$work/settings.txt" || fail "after the restart, the settings differ"
 for setting in $source_settings; do
@@ -143,8 +148,10 @@ replay "$data" 40
 [ "$(get "${C}MaskedPixels_RBV")" = 16000 ] ||
     fail "$(get "${C}MaskedPixels_RBV") pixels masked after the restart, not 16000"
 getstr "${C}StatusMessage_RBV" |
-    grep -q "pedestal loaded from $work/pedestal.ccped; mask loaded from $work/mask.npy" ||
+    grep -q "pedestal loaded from $work/pedestal.ccped; mask loaded from $work/mask.npy; gain map loaded from $work/gain.npy" ||
     fail "the status does not say what was loaded: $(getstr "${C}StatusMessage_RBV")"
+getstr "${C}GainMapInUse_RBV" | grep -q "gain.npy (relative): applied" ||
+    fail "after the restart, the gain map in use: $(getstr "${C}GainMapInUse_RBV")"
 after=$(get "${C}TotalClusters_RBV")
 [ "$after" = "$expected" ] || fail "after the restart: $after clusters, clusterfind $expected"
 published_equal "${C}Spectrum_RBV" "$work/spectrum.txt" ||
@@ -153,12 +160,14 @@ published image_equal "${P}image1:ArrayData" "$work/counts.npy" ||
     fail "after the restart, the counting image differs from clusterfind's"
 published image_equal "${P}interp1:ArrayData" "$work/image.npy" ||
     fail "after the restart, the interpolated image differs from clusterfind's"
-echo "ok: the saved pedestal and mask loaded at the first frame; $after clusters, the spectrum, the counting image and the interpolated image are clusterfind's"
+echo "ok: the saved pedestal and mask, and the gain map of GainMode Apply, loaded at the first frame; $after clusters, the spectrum, the counting image and the interpolated image are clusterfind's"
 
 # Under full load: simulated frames (20 cycled) as fast as the source
-# makes them. MaxClusters 4 keeps the cluster arrays small, so that
-# NDFileHDF5 writes every one, with its uniqueId and cluster counts.
+# makes them, without a gain map. MaxClusters 4 keeps the cluster arrays
+# small, so that NDFileHDF5 writes every one, with its uniqueId and
+# cluster counts.
 put "${C}EtaMode" Off
+put "${C}GainMode" Off
 put "${C}WindowEnable" 0
 for setting in ClusterSizeX:3 ClusterSizeY:3 MaxClusters:4; do
     put "${C}${setting%%:*}" "${setting#*:}"
