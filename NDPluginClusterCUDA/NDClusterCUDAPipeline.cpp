@@ -442,10 +442,11 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
 }
 
 /* Fills a batch's cluster arrays and adds its clusters to one part of
- * the spectrum, hit map and calibration (their counts do not depend on the order
- * batches come in), and to the gain calibration's spectra, port unlocked. Frame by frame: a frame's clusters
- * are read from memory once, and are in cache for the spectrum and hit
- * map. */
+ * the spectrum, hit map and calibration (their counts do not depend on
+ * the order batches come in), and to the gain calibration's spectra,
+ * port unlocked. Frame by frame: a frame's clusters are read from memory
+ * once, and are in cache for the spectrum and hit map, which take each
+ * cluster's energy from one computation. */
 void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
 {
     batch.outputs.clear();
@@ -456,8 +457,7 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
                                              batch.arrays[batch.trained + i],
                                              frame, batch.job.maxClusters));
         accumulator.lock.lock();
-        cc_spectrum_add_frame(accumulator.spectrum, &frame);
-        cc_hitmap_add_frame(accumulator.hitmap, &frame);
+        cc_tally_frame(accumulator.spectrum, accumulator.hitmap, &frame);
         if (accumulator.calibration != NULL)
             cc_eta_calibration_add_frame(accumulator.calibration, &frame);
         accumulator.lock.unlock();

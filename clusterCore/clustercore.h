@@ -475,6 +475,14 @@ CC_API int cc_hitmap_set_window(cc_hitmap *hitmap,
  * since the last reset: nothing is dropped silently. */
 CC_API uint64_t cc_hitmap_outside(const cc_hitmap *hitmap);
 
+/* A frame's clusters into a spectrum and a hit map (either may be NULL)
+ * in one pass: each cluster's energy is worked out once, for the
+ * spectrum and for the hit map's window when it takes the same energy.
+ * The counts are those of cc_spectrum_add_frame and cc_hitmap_add_frame;
+ * CC_EINVAL, adding nothing to either, where either would fail. */
+CC_API int cc_tally_frame(cc_spectrum *spectrum, cc_hitmap *hitmap,
+                          const cc_frame_clusters *frame);
+
 /* ------------------------------------------------------------------ */
 /* Gain calibration from a flat field (docs/spec.md §9.3)              */
 /* ------------------------------------------------------------------ */

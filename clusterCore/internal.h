@@ -383,6 +383,30 @@ void cc__interpolator_move(cc_interpolator *into, cc_interpolator *from);
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
 
+/* ---- one pass over a frame's clusters (energy.c, spectrum.c, hitmap.c,
+ * tally.c) ---- */
+
+/* Clusters are taken this many at a time: their energies are worked out
+ * once, into a buffer on the stack, and each user reads them from it. */
+#define CC__ENERGY_CHUNK 256
+/* energies[i]: the energy of cluster i of n, size_x * size_y values each
+ * (sizes checked by the caller). */
+void cc__cluster_energies(cc_energy energy, uint32_t size_x, uint32_t size_y,
+                          const int32_t *values, size_t n, int64_t *energies);
+/* The energy a spectrum histograms, and n such energies counted. */
+cc_energy cc__spectrum_energy(const cc_spectrum *spectrum);
+void cc__spectrum_count(cc_spectrum *spectrum, const int64_t *energies,
+                        size_t n);
+/* Whether a hit map counts only its window's clusters, and their energy. */
+bool cc__hitmap_window_energy(const cc_hitmap *hitmap, cc_energy *energy);
+/* 0 when the n centres lie on the map, else CC_EINVAL. */
+int cc__hitmap_check(const cc_hitmap *hitmap, const uint16_t *x,
+                     const uint16_t *y, size_t n);
+/* n centres counted (checked); with a window, energies[i] (of the
+ * window's energy) decides whether centre i is. */
+void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
+                      const int64_t *energies, size_t n);
+
 /* ---- counter-based random numbers (random.c) ---- */
 
 /* The key of one (seed, stream, frame); cc__random_bits(key, i) is then

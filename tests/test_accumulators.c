@@ -219,6 +219,91 @@ START_TEST(frame_by_frame_equals_the_list)
 }
 END_TEST
 
+/* One pass (cc_tally_frame) counts what the spectrum and the hit map
+ * count apart, and what the window's own test says, over chunks of
+ * clusters, negative and fractional window edges, edges on an energy,
+ * and a window on another energy than the spectrum's; a frame the hit
+ * map cannot take is refused whole, the spectrum untouched. */
+START_TEST(tally_equals_spectrum_and_hitmap)
+{
+    enum { N = 700, SIDE = 5, CELLS = SIDE * SIDE, ROWS = 9, COLS = 11 };
+    static uint16_t x[N], y[N];
+    static int32_t values[N * CELLS];
+    uint64_t state = 12345;
+    for (size_t i = 0; i < N * CELLS; i++) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        values[i] = (int32_t)(state >> 40 & 0xff) - 100;
+    }
+    for (size_t i = 0; i < N; i++) {
+        x[i] = (uint16_t)(i * 7 % COLS);
+        y[i] = (uint16_t)(i * 5 % ROWS);
+    }
+    const cc_frame_clusters frame = {0, N, 0, SIDE, SIDE, x, y, values};
+    const int64_t on_edge = cc_cluster_energy(CC_ENERGY_SUM, SIDE, SIDE, values);
+    const cc_energy_window windows[] = {
+        {CC_ENERGY_SUM, -10.5, 200.25},
+        {CC_ENERGY_SUM, (double)on_edge, (double)on_edge + 40},
+        {CC_ENERGY_SUM2X2, -3, 150},
+        {CC_ENERGY_SUM, -1e300, 1e300},
+    };
+    for (int w = -1; w < (int)(sizeof windows / sizeof windows[0]); w++) {
+        const cc_energy_window *window = w < 0 ? NULL : &windows[w];
+        cc_spectrum *apart, *one;
+        cc_hitmap *apart_map, *one_map;
+        ck_assert_int_eq(cc_spectrum_new(&apart, CC_ENERGY_SUM, 17, -300, 900), CC_OK);
+        ck_assert_int_eq(cc_spectrum_new(&one, CC_ENERGY_SUM, 17, -300, 900), CC_OK);
+        ck_assert_int_eq(cc_hitmap_new(&apart_map, ROWS, COLS), CC_OK);
+        ck_assert_int_eq(cc_hitmap_new(&one_map, ROWS, COLS), CC_OK);
+        ck_assert_int_eq(cc_hitmap_set_window(apart_map, window), CC_OK);
+        ck_assert_int_eq(cc_hitmap_set_window(one_map, window), CC_OK);
+        ck_assert_int_eq(cc_spectrum_add_frame(apart, &frame), CC_OK);
+        ck_assert_int_eq(cc_hitmap_add_frame(apart_map, &frame), CC_OK);
+        ck_assert_int_eq(cc_tally_frame(one, one_map, &frame), CC_OK);
+        ck_assert_mem_eq(cc_spectrum_counts(one), cc_spectrum_counts(apart),
+                         17 * sizeof(uint64_t));
+        ck_assert_uint_eq(cc_spectrum_underflow(one), cc_spectrum_underflow(apart));
+        ck_assert_uint_eq(cc_spectrum_overflow(one), cc_spectrum_overflow(apart));
+        ck_assert_mem_eq(cc_hitmap_counts(one_map), cc_hitmap_counts(apart_map),
+                         ROWS * COLS * sizeof(uint32_t));
+        uint32_t expected[ROWS * COLS] = {0};
+        uint64_t outside = 0;
+        for (size_t i = 0; i < N; i++) {
+            int in = window == NULL ||
+                     cc_energy_window_contains(window, SIDE, SIDE,
+                                               values + i * CELLS);
+            expected[y[i] * COLS + x[i]] += (uint32_t)in;
+            outside += !in;
+        }
+        ck_assert_mem_eq(cc_hitmap_counts(one_map), expected, sizeof expected);
+        ck_assert_uint_eq(cc_hitmap_outside(one_map), outside);
+        ck_assert_uint_eq(cc_hitmap_outside(apart_map), outside);
+        if (w == 0 || w == 2) /* windows that take some and leave some */
+            ck_assert(outside > 0 && outside < N);
+        /* Each alone, as the other NULL. */
+        ck_assert_int_eq(cc_tally_frame(one, NULL, &frame), CC_OK);
+        ck_assert_int_eq(cc_tally_frame(NULL, one_map, &frame), CC_OK);
+        ck_assert_uint_eq(cc_hitmap_outside(one_map), 2 * outside);
+        cc_spectrum_destroy(apart);
+        cc_spectrum_destroy(one);
+        cc_hitmap_destroy(apart_map);
+        cc_hitmap_destroy(one_map);
+    }
+    cc_spectrum *spectrum;
+    cc_hitmap *narrow;
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 17, -300, 900), CC_OK);
+    ck_assert_int_eq(cc_hitmap_new(&narrow, ROWS, COLS - 1), CC_OK);
+    ck_assert_int_eq(cc_tally_frame(spectrum, narrow, &frame), CC_EINVAL);
+    uint64_t counted = cc_spectrum_underflow(spectrum) + cc_spectrum_overflow(spectrum);
+    for (uint32_t b = 0; b < 17; b++)
+        counted += cc_spectrum_counts(spectrum)[b];
+    ck_assert_uint_eq(counted, 0);
+    ck_assert_int_eq(cc_tally_frame(NULL, NULL, &frame), CC_EINVAL);
+    ck_assert_int_eq(cc_tally_frame(spectrum, NULL, NULL), CC_EINVAL);
+    cc_spectrum_destroy(spectrum);
+    cc_hitmap_destroy(narrow);
+}
+END_TEST
+
 Suite *suite_accumulators(void)
 {
     Suite *suite = suite_create("accumulators");
@@ -228,6 +313,7 @@ Suite *suite_accumulators(void)
     tcase_add_test(cases, spectrum_bins_match_the_formula);
     tcase_add_test(cases, hitmap_counts_centres);
     tcase_add_test(cases, frame_by_frame_equals_the_list);
+    tcase_add_test(cases, tally_equals_spectrum_and_hitmap);
     suite_add_tcase(suite, cases);
     return suite;
 }

@@ -15,6 +15,14 @@ int64_t cc_cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
     return cluster_energy(energy, size_x, size_y, values);
 }
 
+void cc__cluster_energies(cc_energy energy, uint32_t size_x, uint32_t size_y,
+                          const int32_t *values, size_t n, int64_t *energies)
+{
+    const size_t cells = (size_t)size_x * size_y;
+    for (size_t i = 0; i < n; i++)
+        energies[i] = cluster_energy(energy, size_x, size_y, values + i * cells);
+}
+
 int cc_energy_window_check(const cc_energy_window *window, char *message)
 {
     if (window == NULL)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* hitmap.c: the count of cluster centres per pixel; with an energy window,
  * of the photons inside it (the counting image). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,9 @@ struct cc_hitmap {
     uint32_t rows, cols;
     bool windowed;             /* count only clusters inside window */
     cc_energy_window window;
+    /* The window on integer energies: [first, end) holds exactly the
+     * energies e with low <= e < high. */
+    int64_t first, end;
     uint64_t outside;          /* clusters left out by the window */
     uint32_t counts[];         /* rows * cols, row-major */
 };
@@ -37,28 +41,61 @@ void cc_hitmap_destroy(cc_hitmap *hitmap)
     free(hitmap);
 }
 
+int cc__hitmap_check(const cc_hitmap *hitmap, const uint16_t *x,
+                     const uint16_t *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] >= hitmap->cols || y[i] >= hitmap->rows)
+            return CC_EINVAL;
+    return CC_OK;
+}
+
+bool cc__hitmap_window_energy(const cc_hitmap *hitmap, cc_energy *energy)
+{
+    *energy = hitmap->window.energy;
+    return hitmap->windowed;
+}
+
+void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
+                      const int64_t *energies, size_t n)
+{
+    const int64_t first = hitmap->first, width = hitmap->end - hitmap->first;
+    const bool windowed = hitmap->windowed;
+    uint32_t *counts = hitmap->counts;
+    const size_t cols = hitmap->cols;
+    uint64_t outside = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* Without branches on the window: photons and other clusters
+         * come in no order a predictor could learn. */
+        uint32_t in = !windowed ||
+                      (uint64_t)(energies[i] - first) < (uint64_t)width;
+        uint32_t *count = &counts[(size_t)y[i] * cols + x[i]];
+        *count += in & (*count < UINT32_MAX);
+        outside += !in;
+    }
+    hitmap->outside += outside;
+}
+
 /* n clusters of size_x * size_y values: their centres counted, those
  * outside the window (if any) only counted as outside. */
 static int add_centres(cc_hitmap *hitmap, const uint16_t *x,
                        const uint16_t *y, const int32_t *values,
                        uint32_t size_x, uint32_t size_y, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (x[i] >= hitmap->cols || y[i] >= hitmap->rows)
-            return CC_EINVAL;
-    const size_t cells = (size_t)size_x * size_y;
-    uint64_t outside = 0;
-    for (size_t i = 0; i < n; i++) {
-        /* Without branches on the window: photons and other clusters
-         * come in no order a predictor could learn. */
-        uint32_t in = !hitmap->windowed ||
-                      cluster_in_window(&hitmap->window, size_x, size_y,
-                                        values + i * cells);
-        uint32_t *count = &hitmap->counts[(size_t)y[i] * hitmap->cols + x[i]];
-        *count += in & (*count < UINT32_MAX);
-        outside += !in;
+    if (cc__hitmap_check(hitmap, x, y, n) != CC_OK)
+        return CC_EINVAL;
+    if (!hitmap->windowed) {
+        cc__hitmap_count(hitmap, x, y, NULL, n);
+        return CC_OK;
     }
-    hitmap->outside += outside;
+    const size_t cells = (size_t)size_x * size_y;
+    int64_t energies[CC__ENERGY_CHUNK];
+    for (size_t at = 0; at < n; at += CC__ENERGY_CHUNK) {
+        size_t chunk = n - at < CC__ENERGY_CHUNK ? n - at : CC__ENERGY_CHUNK;
+        cc__cluster_energies(hitmap->window.energy, size_x, size_y,
+                             values + at * cells, chunk, energies);
+        cc__hitmap_count(hitmap, x + at, y + at, energies, chunk);
+    }
     return CC_OK;
 }
 
@@ -87,8 +124,14 @@ int cc_hitmap_set_window(cc_hitmap *hitmap, const cc_energy_window *window)
         (window != NULL && cc_energy_window_check(window, NULL) != CC_OK))
         return CC_EINVAL;
     hitmap->windowed = window != NULL;
-    if (window != NULL)
+    if (window != NULL) {
         hitmap->window = *window;
+        /* Cluster energies are integers far inside +-2^62: bounds
+         * beyond are clamped there, which keeps end - first exact. */
+        const double limit = 0x1p62;
+        hitmap->first = (int64_t)fmax(-limit, fmin(limit, ceil(window->low)));
+        hitmap->end = (int64_t)fmax(-limit, fmin(limit, ceil(window->high)));
+    }
     return CC_OK;
 }
 

@@ -83,16 +83,18 @@ void cc_spectrum_destroy(cc_spectrum *spectrum)
     free(spectrum);
 }
 
-static void add_values(cc_spectrum *spectrum, uint32_t size_x,
-                       uint32_t size_y, const int32_t *values, size_t n)
+cc_energy cc__spectrum_energy(const cc_spectrum *spectrum)
 {
-    size_t cells = (size_t)size_x * size_y;
+    return spectrum->energy;
+}
+
+void cc__spectrum_count(cc_spectrum *spectrum, const int64_t *energies,
+                        size_t n)
+{
     for (size_t i = 0; i < n; i++) {
-        int64_t energy = cluster_energy(spectrum->energy, size_x, size_y,
-                                            values + i * cells);
         /* Unsigned, so that energies below `first` wrap out of range. */
-        uint64_t offset = (uint64_t)energy - (uint64_t)spectrum->first;
-        double e = (double)energy;
+        uint64_t offset = (uint64_t)energies[i] - (uint64_t)spectrum->first;
+        double e = (double)energies[i];
         if (offset < spectrum->n_lookup)
             spectrum->counts[spectrum->lookup[offset]]++;
         else if (e < spectrum->min)
@@ -101,6 +103,19 @@ static void add_values(cc_spectrum *spectrum, uint32_t size_x,
             spectrum->overflow++;
         else
             spectrum->counts[bin_of(spectrum, e)]++;
+    }
+}
+
+static void add_values(cc_spectrum *spectrum, uint32_t size_x,
+                       uint32_t size_y, const int32_t *values, size_t n)
+{
+    const size_t cells = (size_t)size_x * size_y;
+    int64_t energies[CC__ENERGY_CHUNK];
+    for (size_t at = 0; at < n; at += CC__ENERGY_CHUNK) {
+        size_t chunk = n - at < CC__ENERGY_CHUNK ? n - at : CC__ENERGY_CHUNK;
+        cc__cluster_energies(spectrum->energy, size_x, size_y,
+                             values + at * cells, chunk, energies);
+        cc__spectrum_count(spectrum, energies, chunk);
     }
 }
 
