@@ -69,6 +69,13 @@ usage: ioc_bench.sh [options]
                             eta2 calibration of 100 x 100 bins taken live
                             (3 s at full rate before the runs; default off)
   --subpixels S             Subpixels for --imaging on (default 5)
+  --corrections off|on      on: the source makes 30 ADU rms of supercolumn
+                            common mode and a 5 % gain spread; the plugin
+                            subtracts the common mode (CommonMode
+                            Supercolumn) and applies a gain map calibrated
+                            from 3 s of frames at full rate before the runs
+                            (GainMode Calibrate, SaveGainMap, Apply)
+                            (default off)
 EOF
     common_usage
 }
@@ -76,10 +83,12 @@ backend=cpu streams=2 size=3 rates=0,1300,6000,20000,50000 seconds=10
 warmup=2 hdf5=both cycle=500 max_clusters=3000 pedestal=1000 pinned=1
 max_batch=64 queue=2000 files="" source_threads="" ring=0 flux=""
 imaging=off window=off subpixels=5 compression=none chunk_frames=1
+corrections=off
 hdf5_attributes=yes
 script_option() {
     case $1 in
     --imaging) imaging=$2 ;; --window) window=$2 ;; --subpixels) subpixels=$2 ;;
+    --corrections) corrections=$2 ;;
     --compression) compression=$2 ;; --chunk-frames) chunk_frames=$2 ;;
     --hdf5-attributes) hdf5_attributes=$2 ;;
     --backend) backend=$2 ;; --streams) streams=$2 ;; --size) size=$2 ;;
@@ -95,6 +104,7 @@ script_option() {
 parse_options "$@"
 case $backend in cpu|cuda|auto) ;; *) usage >&2; exit 2 ;; esac
 case $imaging in off|on) ;; *) usage >&2; exit 2 ;; esac
+case $corrections in off|on) ;; *) usage >&2; exit 2 ;; esac
 # NDFileHDF5's settings for each --compression (its Compression menu).
 case $compression in
 none) hdf5_compression="Compression:0" ;;
@@ -119,6 +129,12 @@ set_up_finder "$backend" "$streams" "$size" "$max_clusters" "$pedestal"
 put "${C}MaxBatch" "$max_batch"
 put "${C}QueueSize" "$queue"
 [ -n "$source_threads" ] && put "${S}MoenchSourceThreads" "$source_threads"
+# The detector's effects, and the common mode's correction, before the
+# pedestal: CommonMode is a finder setting.
+[ "$corrections" = off ] || {
+    puts "$S" MoenchCommonMode:1 MoenchCommonModeRms:30 MoenchGainSpread:0.05
+    put "${C}CommonMode" 1
+}
 train_pedestal "$pedestal"
 backend_in_use "$backend"
 queue_size=$(get "${C}QueueSize_RBV")
@@ -127,6 +143,19 @@ puts "$S" MoenchDarkFrames:0 MoenchCycleFrames:"$cycle" MoenchFrameRing:"$ring" 
 
 [ "$window" = off ] ||
     puts "$C" WindowHigh:"${window#*:}" WindowLow:"${window%:*}" WindowEnable:1
+# Gain: a map fitted from 3 s of frames at full rate, then applied.
+if [ "$corrections" = on ]; then
+    put "${C}GainMode" 1
+    put "${S}AcquirePeriod" 0
+    start_acquire
+    sleep 3
+    put "${S}Acquire" 0
+    wait_for "${C}QueueFree" "$queue_size" 120 || say "the plugin's queue did not drain"
+    "$caput" -S -w 10 "${C}GainMapFile" "$work/gain.npy" >/dev/null
+    put "${C}SaveGainMap" 1
+    say "gain: $(getstr "${C}StatusMessage_RBV")"
+    put "${C}GainMode" 2
+fi
 # Imaging: the calibration taken from 3 s of frames, then every run
 # interpolated with it.
 if [ "$imaging" = on ]; then
@@ -228,7 +257,7 @@ run() {
 
 echo "IOC chain: $(machine)"
 echo
-echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-attributes $hdf5_attributes --cycle $cycle --flux $(getf "${S}MoenchFlux_RBV") --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels --scanrate \"${CLUSTER_SCANRATE:-I/O Intr}\""
+echo "- command: ioc_bench.sh --backend $backend --streams $streams --size $size --rates $rates --seconds $seconds --hdf5 $hdf5 --compression $compression --chunk-frames $chunk_frames --hdf5-attributes $hdf5_attributes --cycle $cycle --flux $(getf "${S}MoenchFlux_RBV") --max-clusters $max_clusters --max-batch $max_batch --queue $queue --output-threads ${CLUSTER_OUTPUT_THREADS:-6} --source-threads $(get "${S}MoenchSourceThreads_RBV") --ring $ring --pedestal $pedestal --pinned $pinned --imaging $imaging --window $window --subpixels $subpixels --corrections $corrections --scanrate \"${CLUSTER_SCANRATE:-I/O Intr}\""
 echo "- finder: $backend_rbv"
 echo "- NDArray buffers: $pinned_note"
 echo "- load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -242,5 +271,6 @@ for with_hdf5 in $hdf5_modes; do
     done
 done
 echo
+[ "$corrections" = on ] && echo "Corrections: common mode $(getf "${C}CommonModeRms_RBV") ADU rms in $(get "${C}CommonModeRegions_RBV") regions; gain map $(getstr "${C}GainMapInUse_RBV")"
 [ "$imaging" = on ] && echo "Imaging: $(get "${C}ImagedPhotons_RBV") photons imaged in the runs ($(get "${C}ImageUninterpolable_RBV") uninterpolable, $(get "${C}ImageOutside_RBV") clusters outside the window), by $(getstr "${C}EtaCalibration_RBV"); status: $(getstr "${C}StatusMessage_RBV")"
 echo "IOC resident memory at the end: $(($(rss_kib) / 1024)) MiB (peak $(($(awk '/^VmHWM/{print $2}' "/proc/$pid/status") / 1024)) MiB)."
