@@ -59,7 +59,10 @@ bool cc__hitmap_window_energy(const cc_hitmap *hitmap, cc_energy *energy)
 void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
                       const int64_t *energies, size_t n)
 {
-    const int64_t first = hitmap->first, width = hitmap->end - hitmap->first;
+    /* Unsigned, so that the widest window (2^63 wide) does not overflow:
+     * energy - first below width, modulo 2^64, is first <= energy < end. */
+    const uint64_t first = (uint64_t)hitmap->first,
+                   width = (uint64_t)hitmap->end - first;
     const bool windowed = hitmap->windowed;
     uint32_t *counts = hitmap->counts;
     const size_t cols = hitmap->cols;
@@ -68,7 +71,7 @@ void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
         /* Without branches on the window: photons and other clusters
          * come in no order a predictor could learn. */
         uint32_t in = !windowed ||
-                      (uint64_t)(energies[i] - first) < (uint64_t)width;
+                      (uint64_t)energies[i] - first < width;
         uint32_t *count = &counts[(size_t)y[i] * cols + x[i]];
         *count += in & (*count < UINT32_MAX);
         outside += !in;
