@@ -95,7 +95,7 @@ asynStatus NDPluginClusterCUDA::checkGainWrite(asynUser *pasynUser,
                                  : mode == GAIN_CALIBRATE;
     if (calibrating || edge || function == ClusterGainCalBins ||
         function == ClusterGainCalEvents) {
-        char message[CC_MESSAGE_SIZE];
+        char message[NDCC_MESSAGE_SIZE];
         cc_gain_calibration *trial = NULL;
         int rc = cc_gain_calibration_new(&trial, &c, message);
         cc_gain_calibration_destroy(trial);
@@ -132,7 +132,7 @@ asynStatus NDPluginClusterCUDA::checkGainWrite(asynUser *pasynUser,
     held = !gainMap_.empty();
     finderLock_.unlock();
     if (!held && !pendingGainLoad_) {
-        char status[CC_MESSAGE_SIZE];
+        char status[NDCC_MESSAGE_SIZE];
         getStringParam(ClusterStatusMessage, sizeof status, status);
         return refuseWrite(pasynUser, "Apply refused: %s", status);
     }
@@ -151,12 +151,12 @@ int NDPluginClusterCUDA::holdGainMap(const char *path, cc_gain_unit unit,
         gainMap_.clear();
         gainNumber_++;
         gainNote_ = "none";
-        snprintf(message, CC_MESSAGE_SIZE,
+        snprintf(message, NDCC_MESSAGE_SIZE,
                  "GainMapFile empty: no gain map held");
         return CC_OK;
     }
     std::vector<double> map((size_t)rows * cols);
-    char why[CC_MESSAGE_SIZE];
+    char why[NDCC_MESSAGE_SIZE];
     int rc = cc_gain_map_read(path, (uint32_t)rows, (uint32_t)cols,
                               map.data(), why);
     if (rc == CC_OK) {
@@ -165,7 +165,7 @@ int NDPluginClusterCUDA::holdGainMap(const char *path, cc_gain_unit unit,
             snprintf(why, sizeof why, "%s", cc_finder_last_error(finder_));
     }
     if (rc != CC_OK) {
-        formatMessage(message, CC_MESSAGE_SIZE, "%s; the gain map held is kept",
+        formatMessage(message, NDCC_MESSAGE_SIZE, "%s; the gain map held is kept",
                       why);
         return rc;
     }
@@ -175,7 +175,7 @@ int NDPluginClusterCUDA::holdGainMap(const char *path, cc_gain_unit unit,
     gainCols_ = cols;
     gainGiven_ = ++gainNumber_;
     gainNote_ = std::string(path) + " (" + cc_gain_unit_name(unit) + ")";
-    formatMessage(message, CC_MESSAGE_SIZE, "gain map loaded from %s (%s)",
+    formatMessage(message, NDCC_MESSAGE_SIZE, "gain map loaded from %s (%s)",
                   path, cc_gain_unit_name(unit));
     return CC_OK;
 }
@@ -188,7 +188,7 @@ int NDPluginClusterCUDA::holdGainMap(const char *path, cc_gain_unit unit,
 void NDPluginClusterCUDA::applyGain(const Gain &wanted, bool newFrameSize,
                                     char *message)
 {
-    char step[CC_MESSAGE_SIZE];
+    char step[NDCC_MESSAGE_SIZE];
     bool loaded = false; /* the finder took the loaded map to check it */
     if (wanted.load) {
         loaded = holdGainMap(wanted.path, wanted.unit, rows_, cols_, step) ==
@@ -288,14 +288,14 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
     bool spectra = gainCalibration_ != NULL;
     gainCalibrationLock_.unlock();
     if (!spectra) {
-        formatMessage(message, CC_MESSAGE_SIZE,
+        formatMessage(message, NDCC_MESSAGE_SIZE,
                       "no flat field to fit: set GainMode to Calibrate and "
                       "take one first");
         return CC_ESTATE;
     }
     size_t length = strlen(path);
     if (length < 5 || strcmp(path + length - 4, ".npy") != 0) {
-        formatMessage(message, CC_MESSAGE_SIZE,
+        formatMessage(message, NDCC_MESSAGE_SIZE,
                       "SaveGainMap writes NumPy: GainMapFile '%s' must end "
                       "in .npy", path);
         return CC_EINVAL;
@@ -306,7 +306,7 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
     cc_gain_calibration_config config = gainCalibrationConfig_;
     gainCalibrationLock_.unlock();
     if (taken == NULL) { /* another save has it */
-        formatMessage(message, CC_MESSAGE_SIZE,
+        formatMessage(message, NDCC_MESSAGE_SIZE,
                       "the flat field is being fitted already");
         return CC_ESTATE;
     }
@@ -324,7 +324,7 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
     std::vector<uint8_t> quality(pixels);
     cc_gain_unit unit = lineEnergy > 0 ? CC_GAIN_ADU_PER_KEV : CC_GAIN_RELATIVE;
     cc_gain_calibration_result result;
-    char why[CC_MESSAGE_SIZE];
+    char why[NDCC_MESSAGE_SIZE];
     int rc = cc_gain_calibration_solve(
         taken, havePrior ? prior.data() : NULL, priorUnit, unit, lineEnergy,
         gain.data(), quality.data(), &result, why);
@@ -334,7 +334,7 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
     gainCalibrationLock_.unlock();
     cc_gain_calibration_destroy(taken);
     if (rc != CC_OK) {
-        formatMessage(message, CC_MESSAGE_SIZE, "gain map not saved: %s", why);
+        formatMessage(message, NDCC_MESSAGE_SIZE, "gain map not saved: %s", why);
         return rc;
     }
     for (size_t p = 0; p < pixels; p++)
@@ -346,7 +346,7 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
         rc = cc_mask_write_npy(flagged.c_str(), config.rows, config.cols,
                                quality.data(), why);
     if (rc != CC_OK) {
-        formatMessage(message, CC_MESSAGE_SIZE, "gain map not saved: %s", why);
+        formatMessage(message, NDCC_MESSAGE_SIZE, "gain map not saved: %s", why);
         return rc;
     }
     setIntegerParam(ClusterGainCalGood, (int)result.pixels_good);
@@ -363,7 +363,7 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
     gainNote_ = std::string(path) + " (" + cc_gain_unit_name(unit) +
                 ", fitted from " + std::to_string(result.photons) +
                 " photons)";
-    char masked[CC_MESSAGE_SIZE] = "";
+    char masked[NDCC_MESSAGE_SIZE] = "";
     if (maskFlagged && finder_ != NULL && rows_ == (int)config.rows &&
         cols_ == (int)config.cols) {
         std::vector<uint8_t> mask(pixels);
@@ -379,7 +379,7 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
         }
     }
     finderLock_.unlock();
-    formatMessage(message, CC_MESSAGE_SIZE,
+    formatMessage(message, NDCC_MESSAGE_SIZE,
                   "gain map saved to %s: %llu pixels good, %llu with too few "
                   "photons, %llu fits failed (flagged in %s), spread %.2f %%%s",
                   path, (unsigned long long)result.pixels_good,
@@ -392,7 +392,7 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
 /* LoadGainMap or SaveGainMap (port locked; takes the finder lock). */
 void NDPluginClusterCUDA::gainCommand(int function)
 {
-    char message[CC_MESSAGE_SIZE];
+    char message[NDCC_MESSAGE_SIZE];
     if (function == ClusterSaveGainMap) {
         saveGainMap(message);
         setStatus("%s", message);

@@ -110,7 +110,7 @@ void NDPluginClusterCUDA::stopImaging()
 
 /* Brings calibration and imaging to what a batch's job asks, before its
  * frames (finder lock held; takes the accumulator locks). What to tell
- * the user goes into message (CC_MESSAGE_SIZE bytes). */
+ * the user goes into message (NDCC_MESSAGE_SIZE bytes). */
 void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
 {
     Imaging wanted = asked;
@@ -153,16 +153,16 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
         if (taken != NULL && cc_eta_calibration_info_get(taken, &info) ==
                                  CC_OK && info.photons > 0) {
             replaceCalibration(taken, "taken live");
-            snprintf(message, CC_MESSAGE_SIZE,
+            snprintf(message, NDCC_MESSAGE_SIZE,
                      "eta calibration taken: %" PRIu64 " photons", info.photons);
         } else if (now.mode == ETA_CALIBRATE) {
             cc_eta_calibration_destroy(taken);
-            snprintf(message, CC_MESSAGE_SIZE,
+            snprintf(message, NDCC_MESSAGE_SIZE,
                      "the eta calibration taken has no photons: the one in "
                      "force is kept");
         }
         if (wanted.mode == ETA_CALIBRATE && rc == CC_OK)
-            snprintf(message, CC_MESSAGE_SIZE,
+            snprintf(message, NDCC_MESSAGE_SIZE,
                      "calibrating: %s in %d x %d bins of the photons that "
                      "flow", etaNames[wanted.function], wanted.bins,
                      wanted.bins);
@@ -179,7 +179,7 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
     if (wanted.mode == ETA_INTERPOLATE && !imageKept) {
         int rc = CC_EINVAL;
         if (calibration_ == NULL)
-            snprintf(message, CC_MESSAGE_SIZE,
+            snprintf(message, NDCC_MESSAGE_SIZE,
                      "Interpolate: no eta calibration in force; load one "
                      "(EtaFile, LoadEta) or take one (EtaMode Calibrate)");
         else
@@ -188,12 +188,12 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
                                      (uint32_t)wanted.cols,
                                      (uint32_t)wanted.subpixels, message);
         if (rc == CC_OK && cc_finder_set_interpolator(finder_, image_) != CC_OK) {
-            snprintf(message, CC_MESSAGE_SIZE, "%s",
+            snprintf(message, NDCC_MESSAGE_SIZE, "%s",
                      cc_finder_last_error(finder_));
             cc_interpolator_destroy(image_);
             image_ = NULL;
         } else if (rc == CC_OK) {
-            formatMessage(message, CC_MESSAGE_SIZE,
+            formatMessage(message, NDCC_MESSAGE_SIZE,
                      "interpolating: %d x %d sub-pixels a pixel, by %s",
                      wanted.subpixels, wanted.subpixels, calibrationNote_);
         }
@@ -216,7 +216,7 @@ asynStatus NDPluginClusterCUDA::checkEtaMode(asynUser *pasynUser, int mode)
     finderLock_.lock();
     bool have = calibration_ != NULL;
     finderLock_.unlock();
-    char message[CC_MESSAGE_SIZE];
+    char message[NDCC_MESSAGE_SIZE];
     if (!have && current != ETA_CALIBRATE &&
         loadCalibration(message) != CC_OK)
         return refuseWrite(pasynUser, "Interpolate refused: no eta "
@@ -232,22 +232,22 @@ int NDPluginClusterCUDA::loadCalibration(char *message)
     char path[512];
     getStringParam(ClusterEtaFile, sizeof path, path);
     if (path[0] == '\0') {
-        snprintf(message, CC_MESSAGE_SIZE, "EtaFile is empty");
+        snprintf(message, NDCC_MESSAGE_SIZE, "EtaFile is empty");
         return CC_EINVAL;
     }
     cc_eta_calibration *loaded;
-    char why[CC_MESSAGE_SIZE];
+    char why[NDCC_MESSAGE_SIZE];
     int rc = cc_eta_calibration_read(&loaded, path, why);
     if (rc != CC_OK) {
-        formatMessage(message, CC_MESSAGE_SIZE,
+        formatMessage(message, NDCC_MESSAGE_SIZE,
                       "%s; the eta calibration in force is kept", why);
         return rc;
     }
-    char how[CC_MESSAGE_SIZE];
+    char how[NDCC_MESSAGE_SIZE];
     formatMessage(how, sizeof how, "from %s", path);
     finderLock_.lock();
     replaceCalibration(loaded, how);
-    formatMessage(message, CC_MESSAGE_SIZE, "eta calibration loaded: %s",
+    formatMessage(message, NDCC_MESSAGE_SIZE, "eta calibration loaded: %s",
              calibrationNote_);
     setStringParam(ClusterEtaCalibration, calibrationNote_);
     finderLock_.unlock();
@@ -257,7 +257,7 @@ int NDPluginClusterCUDA::loadCalibration(char *message)
 /* SaveEta, LoadEta or ImageReset (port locked; takes the finder lock). */
 void NDPluginClusterCUDA::etaCommand(int function)
 {
-    char message[CC_MESSAGE_SIZE];
+    char message[NDCC_MESSAGE_SIZE];
     if (function == ClusterLoadEta) {
         loadCalibration(message);
         setStatus("%s", message);
@@ -304,7 +304,7 @@ NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
     if (image_ == NULL || finder_ == NULL)
         return NULL;
     if (cc_finder_take_image(finder_, image_) != CC_OK)
-        snprintf(message, CC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
+        snprintf(message, NDCC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
     cc_interpolator_stats(image_, stats);
     *flatness = 0;
     cc_interpolator_flatness(image_, flatness); /* 0 for S = 1 or empty */
@@ -312,7 +312,7 @@ NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
     size_t dims[2] = {(size_t)imaging_.cols * s, (size_t)imaging_.rows * s};
     NDArray *pImage = outputPool_->alloc(2, dims, NDUInt32, 0, NULL);
     if (pImage == NULL) {
-        snprintf(message, CC_MESSAGE_SIZE,
+        snprintf(message, NDCC_MESSAGE_SIZE,
                  "no NDArray for the interpolated image: the pool is "
                  "exhausted");
         return NULL;
@@ -351,7 +351,7 @@ void NDPluginClusterCUDA::publishImage(bool force, double period)
     lastImage_ = now;
     cc_image_stats stats;
     double flatness;
-    char message[CC_MESSAGE_SIZE] = "";
+    char message[NDCC_MESSAGE_SIZE] = "";
     finderLock_.lock();
     bool imaging = image_ != NULL;
     NDArray *pImage = takeImage(&stats, &flatness, message);

@@ -53,7 +53,7 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
         rc = cc_spectrum_new(&spectra[i], (cc_energy)energy, (uint32_t)bins,
                              min, max);
     if (rc != CC_OK) {
-        snprintf(message, CC_MESSAGE_SIZE,
+        snprintf(message, NDCC_MESSAGE_SIZE,
                  "spectrum settings refused: %d bins on [%g, %g)", bins, min,
                  max);
     } else {
@@ -71,7 +71,7 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
         for (unsigned i = 0; rc == CC_OK && newHitmaps && i < parts; i++)
             rc = cc_hitmap_new(&hitmaps[i], (uint32_t)rows, (uint32_t)cols);
         if (rc != CC_OK)
-            snprintf(message, CC_MESSAGE_SIZE,
+            snprintf(message, NDCC_MESSAGE_SIZE,
                      "out of memory for the spectrum and hit map");
     }
     if (rc != CC_OK) {

@@ -88,13 +88,13 @@ void NDPluginClusterCUDA::formatMessage(char *message, size_t size,
     va_end(args);
 }
 
-/* Adds more (unless empty) to message, CC_MESSAGE_SIZE bytes, after a
+/* Adds more (unless empty) to message, NDCC_MESSAGE_SIZE bytes, after a
  * "; " when message holds something already. */
 void NDPluginClusterCUDA::appendMessage(char *message, const char *more)
 {
     size_t used = strlen(message);
     if (more[0] != '\0')
-        formatMessage(message + used, CC_MESSAGE_SIZE - used, "%s%s",
+        formatMessage(message + used, NDCC_MESSAGE_SIZE - used, "%s%s",
                       used > 0 ? "; " : "", more);
 }
 
@@ -106,7 +106,7 @@ void NDPluginClusterCUDA::releaseArrays(std::vector<NDArray *> &arrays)
 }
 
 /* Creates the finder, or reconfigures it (finder lock held, port not:
- * what to tell the user goes into message, CC_MESSAGE_SIZE bytes). */
+ * what to tell the user goes into message, NDCC_MESSAGE_SIZE bytes). */
 int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
                                      char *message)
 {
@@ -114,9 +114,9 @@ int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
         return cc_finder_new(&finder_, &config, message);
     int rc = cc_finder_set_config(finder_, &config);
     if (rc != CC_OK)
-        snprintf(message, CC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
+        snprintf(message, NDCC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
     else if (newFrameSize)
-        snprintf(message, CC_MESSAGE_SIZE,
+        snprintf(message, NDCC_MESSAGE_SIZE,
                  "frame size changed to %u x %u: the pedestal is reset",
                  config.cols, config.rows);
     return rc;
@@ -229,7 +229,7 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
         applyWindow(job);
     /* What the loads and imaging did is added to the message, so that
      * the status after a restart says what came back. */
-    char step[CC_MESSAGE_SIZE];
+    char step[NDCC_MESSAGE_SIZE];
     if (rc == CC_OK && job.load) {
         /* A refused file keeps the pedestal (these frames then train a
          * new one): the frames are not lost. */

@@ -393,7 +393,7 @@ NDPluginClusterCUDA::~NDPluginClusterCUDA()
 
 void NDPluginClusterCUDA::setStatus(const char *format, ...)
 {
-    char message[CC_MESSAGE_SIZE];
+    char message[NDCC_MESSAGE_SIZE];
     va_list args;
     va_start(args, format);
     vsnprintf(message, sizeof message, format, args);
@@ -487,18 +487,18 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
 
 /* The mask from a .npy file, or none for an empty path (finder lock
  * held, finder made); what to tell the user goes into message
- * (CC_MESSAGE_SIZE bytes), as the port may not be locked. */
+ * (NDCC_MESSAGE_SIZE bytes), as the port may not be locked. */
 int NDPluginClusterCUDA::loadMask(const char *path, char *message)
 {
     int rc = path[0] != '\0' ? cc_finder_load_mask(finder_, path)
                               : cc_finder_set_mask(finder_, NULL);
     if (rc != CC_OK)
-        snprintf(message, CC_MESSAGE_SIZE, "%s; the mask in force is kept",
+        snprintf(message, NDCC_MESSAGE_SIZE, "%s; the mask in force is kept",
                  cc_finder_last_error(finder_));
     else if (path[0] != '\0')
-        snprintf(message, CC_MESSAGE_SIZE, "mask loaded from %s", path);
+        snprintf(message, NDCC_MESSAGE_SIZE, "mask loaded from %s", path);
     else
-        snprintf(message, CC_MESSAGE_SIZE,
+        snprintf(message, NDCC_MESSAGE_SIZE,
                  "MaskFile empty: the user's mask is cleared");
     return rc;
 }
@@ -518,7 +518,7 @@ void NDPluginClusterCUDA::pedestalCommand(int function)
         pendingMask_ = true;
         setStatus("mask from %s will be loaded at the first frame", path);
     } else if (function == ClusterLoadMask) {
-        char message[CC_MESSAGE_SIZE];
+        char message[NDCC_MESSAGE_SIZE];
         loadMask(path, message);
         setStatus("%s", message);
     } else if (finder_ == NULL) {
@@ -554,7 +554,7 @@ void NDPluginClusterCUDA::pedestalCommand(int function)
 asynStatus NDPluginClusterCUDA::refuseWrite(asynUser *pasynUser,
                                             const char *format, ...)
 {
-    char message[CC_MESSAGE_SIZE];
+    char message[NDCC_MESSAGE_SIZE];
     va_list args;
     va_start(args, format);
     vsnprintf(message, sizeof message, format, args);
@@ -580,7 +580,7 @@ asynStatus NDPluginClusterCUDA::checkWindow(asynUser *pasynUser, int function,
     else if (function == ClusterWindowHigh)
         high = value;
     cc_energy_window window = {CC_ENERGY_SUM, low, high};
-    char message[CC_MESSAGE_SIZE];
+    char message[NDCC_MESSAGE_SIZE];
     if (cc_energy_window_check(&window, message) != CC_OK)
         return refuseWrite(pasynUser, "%s (to move the window up, set "
                                       "WindowHigh first)",
@@ -723,7 +723,7 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         int rows = rows_ > 0 ? rows_ : 400, cols = cols_ > 0 ? cols_ : 400;
         finderLock_.unlock();
         cc_config config = wantedConfig(rows, cols);
-        char message[CC_MESSAGE_SIZE];
+        char message[NDCC_MESSAGE_SIZE];
         /* MaxClusters sizes every output array: no frame has more
          * clusters than pixels (tied maxima each emit one). */
         bool badMax = function == ClusterMaxClusters &&

@@ -38,6 +38,11 @@
 #include "NDPluginDriver.h"
 #include "clustercore.h"
 
+/* What the plugin tells the user (StatusMessage_RBV, NELM 1024): room
+ * for the backend's fall-back and the three files loaded at start, each
+ * path up to 256 characters. */
+#define NDCC_MESSAGE_SIZE 1024
+
 /* Settings (r/w unless marked) */
 #define ClusterNSigmaString "CLUSTER_NSIGMA"                 /* asynFloat64 */
 #define ClusterNumStreamsString "CLUSTER_NUM_STREAMS"        /* asynInt32: CUDA streams 1..8 */
@@ -344,7 +349,7 @@ private:
         Job job;
         /* What the finder thread made of it: */
         int rc;
-        char message[CC_MESSAGE_SIZE];  /* for StatusMessage, or empty */
+        char message[NDCC_MESSAGE_SIZE];  /* for StatusMessage, or empty */
         bool newFrameSize;
         std::string backend;            /* what runs, when reconfigured */
         cc_finder_stats stats;
@@ -470,13 +475,13 @@ private:
     bool pendingLoad_;         /* LoadPedestal asked before the first frame */
     bool pendingMask_;         /* LoadMask asked before the first frame */
     bool framesSeen_;          /* a batch was made: the IOC's start is over */
-    char trainingNote_[CC_MESSAGE_SIZE]; /* why the pedestal trains again */
+    char trainingNote_[NDCC_MESSAGE_SIZE]; /* why the pedestal trains again */
     double *spectrumAxis_;     /* bin centres, keV or ADU (finder lock) */
     /* Under the finder lock: */
     Imaging imaging_;          /* what runs */
     cc_eta_calibration *calibration_; /* the one in force, or NULL */
     unsigned calibrationNumber_;      /* counts its replacements */
-    char calibrationNote_[CC_MESSAGE_SIZE]; /* what it is, for the PV */
+    char calibrationNote_[NDCC_MESSAGE_SIZE]; /* what it is, for the PV */
     cc_interpolator *image_;   /* the image taken from the finder, while
                                   interpolating; else NULL */
     /* The gain map held (loaded or calibrated), applied to the finder
