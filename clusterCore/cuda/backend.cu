@@ -33,7 +33,7 @@
 
 struct slot {
     cudaStream_t copy;
-    cudaEvent_t copied, decided, extracted, downloaded;
+    cudaEvent_t ready, decided, extracted, downloaded;
     uint16_t *frames;  /* device: chunk_frames frames */
     uint16_t *staging; /* page-locked: for callers' pageable frames */
     void *v_planes;    /* device: a v plane per frame */
@@ -141,8 +141,8 @@ static void free_slot(struct slot *slot)
 {
     if (slot->copy != NULL)
         cudaStreamDestroy(slot->copy);
-    if (slot->copied != NULL)
-        cudaEventDestroy(slot->copied);
+    if (slot->ready != NULL)
+        cudaEventDestroy(slot->ready);
     if (slot->decided != NULL)
         cudaEventDestroy(slot->decided);
     if (slot->extracted != NULL)
@@ -158,7 +158,6 @@ static void free_slot(struct slot *slot)
     cudaFree(slot->cluster_y);
     cudaFree(slot->cluster_values);
     cudaFree(slot->common_mode);
-    cudaFree(slot->common_mode_work.calm);
     cudaFree(slot->common_mode_work.centre);
     cudaFree(slot->common_mode_work.histogram);
     cudaFree(slot->common_mode_work.sums);
@@ -297,12 +296,11 @@ static int allocate_common_mode_work(struct cc__cuda *cuda,
 {
     cc__common_mode_work *work = &slot->common_mode_work;
     size_t frames = cuda->chunk_frames;
-    work->parts = cc__common_mode_parts(cuda->regions);
+    cc__common_mode_layout(cuda->regions, work);
     work->cells = (uint32_t)(frames * cuda->regions.count);
     const char *what = "allocating the common mode";
     CUDA_TRY(cudaMalloc(&slot->common_mode, work->cells * cuda->real_size),
              what);
-    CUDA_TRY(cudaMalloc(&work->calm, frames * cuda->pixels), what);
     CUDA_TRY(cudaMalloc(&work->centre, work->cells * 4), what);
     CUDA_TRY(cudaMalloc(&work->arrivals, 2 * (size_t)work->cells * 4), what);
     if (work->parts > 1) {
@@ -320,7 +318,7 @@ static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
     size_t frames = cuda->chunk_frames;
     CUDA_TRY(cudaStreamCreateWithFlags(&slot->copy, cudaStreamNonBlocking),
              "creating a copy stream");
-    CUDA_TRY(cudaEventCreateWithFlags(&slot->copied, cudaEventDisableTiming),
+    CUDA_TRY(cudaEventCreateWithFlags(&slot->ready, cudaEventDisableTiming),
              "creating an event");
     CUDA_TRY(cudaEventCreateWithFlags(&slot->decided, cudaEventDisableTiming),
              "creating an event");
@@ -779,7 +777,7 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
         if (!locked) {
             /* The staging buffer is free once its last copy has completed. */
             if (!staging_free)
-                CUDA_TRY(cudaEventSynchronize(slot->copied),
+                CUDA_TRY(cudaEventSynchronize(slot->ready),
                          "waiting for a copy");
             staging_free = true;
             uint16_t *staged = slot->staging + k * cuda->pixels;
@@ -791,47 +789,43 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
                  "copying frames to the GPU");
         k += n;
     }
-    int rc = flush_copies(cuda, &copies, slot->copy, what, message);
-    if (rc != CC_OK)
-        return rc;
-    CUDA_TRY(cudaEventRecord(slot->copied, slot->copy), "recording a copy");
-    return CC_OK;
+    return flush_copies(cuda, &copies, slot->copy, what, message);
 }
 
-/* With common mode on: the chunk's estimates (docs/spec.md §8.2), into
- * the slot for its decisions and into the batch's figures for the host. */
+/* With common mode on, the chunk's estimates (docs/spec.md §8.2), into
+ * the slot for its decisions and into the batch's figures for the host:
+ * on the slot's copy stream, after its frames, so that they run beside
+ * the decisions of the chunk before (they read only the frames and the
+ * reference). Then the slot is ready to be decided. */
 template <typename T>
 static int enqueue_common_mode(struct cc__cuda *cuda, struct slot *slot,
                                const struct batch *batch, size_t first,
                                size_t count, char *message)
 {
-    if (cuda->regions.count == 0)
-        return CC_OK;
     size_t at = first * cuda->regions.count;
-    CUDA_TRY(cc__launch_common_mode<T>(
-                 batch->geometry, slot->common_mode_work, (uint32_t)count,
-                 slot->frames, cuda->fixed.baseline, cuda->fixed.mask,
-                 (const T *)cuda->fixed.reference_offset,
-                 (const T *)cuda->fixed.reference_rms,
-                 (T *)slot->common_mode, (T *)cuda->batch_common_mode + at,
-                 cuda->batch_estimated + at, cuda->compute),
-             "launching the common-mode kernels");
+    if (cuda->regions.count > 0)
+        CUDA_TRY(cc__launch_common_mode<T>(
+                     batch->geometry, slot->common_mode_work, (uint32_t)count,
+                     slot->frames, cuda->fixed.baseline, cuda->fixed.mask,
+                     (const T *)cuda->fixed.reference_offset,
+                     (const T *)cuda->fixed.reference_rms,
+                     (T *)slot->common_mode, (T *)cuda->batch_common_mode + at,
+                     cuda->batch_estimated + at, slot->copy),
+                 "launching the common-mode kernels");
+    CUDA_TRY(cudaEventRecord(slot->ready, slot->copy),
+             "recording a chunk ready");
     return CC_OK;
 }
 
 template <typename T>
 static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
-                          struct batch *batch, size_t first, size_t count,
-                          char *message)
+                          struct batch *batch, size_t count, char *message)
 {
-    CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->copied, 0),
+    CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->ready, 0),
              "ordering the decisions");
     /* v planes, bitmaps and counts are free once extracted. */
     CUDA_TRY(cudaStreamWaitEvent(cuda->compute, slot->extracted, 0),
              "ordering the decisions");
-    int rc = enqueue_common_mode<T>(cuda, slot, batch, first, count, message);
-    if (rc != CC_OK)
-        return rc;
     for (size_t i = 0; i < count; i += cuda->shape.steps) {
         size_t n = count - i < cuda->shape.steps ? count - i
                                                  : cuda->shape.steps;
@@ -1001,7 +995,10 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
         if (rc == CC_OK)
             rc = enqueue_copy(cuda, slot, batch, first, count, message);
         if (rc == CC_OK)
-            rc = enqueue_decide<T>(cuda, slot, batch, first, count, message);
+            rc = enqueue_common_mode<T>(cuda, slot, batch, first, count,
+                                        message);
+        if (rc == CC_OK)
+            rc = enqueue_decide<T>(cuda, slot, batch, count, message);
         if (rc == CC_OK)
             rc = enqueue_extract<T>(cuda, slot, batch, chunk, first, count,
                                     message);

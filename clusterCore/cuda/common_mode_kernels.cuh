@@ -9,34 +9,31 @@
  * cannot change the bytes: they equal the CPU backend's.
  */
 
-/* Threads a block of the per-region kernels, and about how many pixels
- * of a region each block takes: a region larger than that (a supercolumn
- * half, a half) is shared by several blocks, its parts, whose results
- * meet in device memory; the last block of a (region, frame) to finish
- * completes it. */
+/* Threads a block of the per-region kernels. A region larger than about
+ * COMMON_MODE_PART_PIXELS (a supercolumn half, a half) is cut into
+ * rectangles, its parts, a block each, whose results meet in device
+ * memory; the last block of a (region, frame) to finish completes it. A
+ * part is at most COMMON_MODE_BAND_COLUMNS wide, so that it and a cell
+ * around it fit in a few kilobytes of shared memory. */
 #define COMMON_MODE_THREADS 256
-#define COMMON_MODE_PART_PIXELS 2048
+#define COMMON_MODE_PART_PIXELS 8192
+#define COMMON_MODE_BAND_COLUMNS 1024
+/* Cells a thread loads before it uses any: the kernels are bound by the
+ * loads' latency, which this many in flight hide. */
+#define COMMON_MODE_CELLS 4
 
-/* The part of a region of a frame that this block takes: cells [begin,
- * end) of the region's rectangle, row by row. */
-struct common_mode_part {
-    uint32_t region, frame, at; /* at: frame * regions + region */
-    uint32_t row0, col0, width;
-    uint32_t begin, end;
+/* A rectangle of the frame walked cell by cell, row by row. */
+struct rectangle_walk {
+    uint32_t row0, col0, width, cells;
     uint64_t magic; /* n / width = umul64hi(n, magic), exact for 32 bits */
-    __device__ common_mode_part(const cc__regions &regions, uint32_t parts)
-        : region(blockIdx.x / parts), frame(blockIdx.y)
+    __device__ rectangle_walk(uint32_t r0, uint32_t r1, uint32_t c0,
+                              uint32_t c1)
+        : row0(r0), col0(c0), width(c1 - c0),
+          cells(r1 > r0 && c1 > c0 ? (r1 - r0) * (c1 - c0) : 0)
     {
-        uint32_t part = blockIdx.x % parts, row1, col1;
-        at = frame * regions.count + region;
-        cc__region_rectangle(&regions, region, &row0, &row1, &col0, &col1);
-        width = col1 - col0;
-        uint64_t area = (uint64_t)(row1 - row0) * width;
-        begin = (uint32_t)(area * part / parts);
-        end = (uint32_t)(area * (part + 1) / parts);
         magic = width > 1 ? UINT64_MAX / width + 1 : 0;
     }
-    /* The frame row and column of the rectangle's cell i. */
+    /* The frame row and column of cell i. */
     __device__ void cell(uint32_t i, uint32_t *row, uint32_t *col) const
     {
         uint32_t down = width > 1 ? (uint32_t)__umul64hi(i, magic) : i;
@@ -44,6 +41,80 @@ struct common_mode_part {
         *col = col0 + (i - down * width);
     }
 };
+
+/* The part of a region of a frame that this block takes: the region's
+ * rectangle cut into work.col_bands x (parts / col_bands) rectangles. */
+struct common_mode_part {
+    uint32_t region, frame, at; /* at: frame * regions + region */
+    uint32_t row0, row1, col0, col1;
+    __device__ common_mode_part(const cc__regions &regions,
+                                const cc__common_mode_work &work)
+        : region(blockIdx.x / work.parts), frame(blockIdx.y)
+    {
+        uint32_t part = blockIdx.x % work.parts;
+        uint32_t row_bands = work.parts / work.col_bands;
+        uint32_t col_band = part % work.col_bands, row_band = part / work.col_bands;
+        uint32_t r0, r1, c0, c1;
+        at = frame * regions.count + region;
+        cc__region_rectangle(&regions, region, &r0, &r1, &c0, &c1);
+        row0 = r0 + (uint32_t)((uint64_t)(r1 - r0) * row_band / row_bands);
+        row1 = r0 + (uint32_t)((uint64_t)(r1 - r0) * (row_band + 1) / row_bands);
+        col0 = c0 + (uint32_t)((uint64_t)(c1 - c0) * col_band / work.col_bands);
+        col1 = c0 + (uint32_t)((uint64_t)(c1 - c0) * (col_band + 1) /
+                               work.col_bands);
+    }
+    __device__ rectangle_walk cells() const
+    {
+        return rectangle_walk(row0, row1, col0, col1);
+    }
+};
+
+/* What the common-mode kernels read of a pixel of a frame. */
+struct pixel_sample {
+    uint32_t row, col;
+    size_t p;
+    bool masked;
+    real value; /* against the reference: docs/spec.md §8.2 */
+    real rms;   /* rms_ref, when asked for */
+};
+
+/* Calls use(sample) for each cell of walk this thread takes, reading
+ * COMMON_MODE_CELLS cells at once; with RMS, sample.rms is read too. */
+template <bool RMS, typename Use>
+__device__ __forceinline__ void for_each_sample(
+    const rectangle_walk &walk, const cc__frame_geometry &g,
+    const uint16_t *__restrict__ frame, const uint16_t *__restrict__ baseline,
+    const uint8_t *__restrict__ pixel_mask,
+    const real *__restrict__ reference_offset,
+    const real *__restrict__ reference_rms, Use use)
+{
+    for (uint32_t i0 = threadIdx.x; i0 < walk.cells;
+         i0 += COMMON_MODE_CELLS * blockDim.x) {
+        pixel_sample sample[COMMON_MODE_CELLS];
+        uint16_t raw[COMMON_MODE_CELLS], base[COMMON_MODE_CELLS];
+        real offset[COMMON_MODE_CELLS];
+        /* Cells past the walk read cell 0 (there is one) and are unused. */
+#pragma unroll
+        for (int k = 0; k < COMMON_MODE_CELLS; k++) {
+            uint32_t i = i0 + k * blockDim.x;
+            walk.cell(i < walk.cells ? i : 0, &sample[k].row, &sample[k].col);
+            sample[k].p = (size_t)sample[k].row * g.cols + sample[k].col;
+            sample[k].masked = pixel_mask[sample[k].p] != 0;
+            raw[k] = frame[sample[k].p];
+            base[k] = baseline[sample[k].p];
+            offset[k] = reference_offset[sample[k].p];
+            sample[k].rms = RMS ? reference_rms[sample[k].p] : (real)0;
+        }
+#pragma unroll
+        for (int k = 0; k < COMMON_MODE_CELLS; k++) {
+            if (i0 + k * blockDim.x >= walk.cells)
+                break;
+            sample[k].value = pixel_reference_value(raw[k], g.adc_mask,
+                                                    base[k], offset[k]);
+            use(sample[k]);
+        }
+    }
+}
 
 /* Whether this block is the last of its (region, frame)'s parts to
  * arrive (after its results are in device memory); the last one sets
@@ -108,22 +179,20 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
     __shared__ uint32_t warp_sums[32];
     __shared__ int32_t answer;
     __shared__ bool last;
-    const common_mode_part part(g.regions, work.parts);
+    const common_mode_part part(g.regions, work);
+    const rectangle_walk walk = part.cells();
     const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
     for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
         histogram[b] = 0;
     __syncthreads();
-    for (uint32_t i = part.begin + threadIdx.x; i < part.end;
-         i += blockDim.x) {
-        uint32_t row, col;
-        part.cell(i, &row, &col);
-        size_t p = (size_t)row * g.cols + col;
-        if (pixel_mask[p] != 0)
-            continue;
-        real w = pixel_reference_value(frame[p], g.adc_mask, baseline[p],
-                                       reference_offset[p]);
-        atomicAdd(&histogram[cc__centre_bin(pixel_round(w))], 1u);
-    }
+    for_each_sample<false>(walk, g, frame, baseline, pixel_mask,
+                           reference_offset, nullptr,
+                           [&](const pixel_sample &sample) {
+                               if (!sample.masked)
+                                   atomicAdd(&histogram[cc__centre_bin(
+                                                 pixel_round(sample.value))],
+                                             1u);
+                           });
     __syncthreads();
     if (work.parts > 1) {
         uint32_t *sum = work.histogram + (size_t)part.at * CC__CENTRE_BINS;
@@ -142,52 +211,25 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
         work.centre[part.at] = centre;
 }
 
-/* Step 2 of docs/spec.md §8.2: whether each pixel is calm, within
- * nsigma * rms_ref of its region's centre (masked pixels are), into
- * work.calm; a block a run of one row's columns of one frame. */
-__global__ void common_mode_calm_kernel(cc__frame_geometry g,
-                                        cc__common_mode_work work,
-                                        const uint16_t *__restrict__ frames,
-                                        const uint16_t *__restrict__ baseline,
-                                        const uint8_t *__restrict__ pixel_mask,
-                                        const real *__restrict__ reference_offset,
-                                        const real *__restrict__ reference_rms)
+/* Step 2 of docs/spec.md §8.2: whether a pixel of a frame is calm,
+ * within nsigma * rms_ref of its region's centre (masked pixels are). */
+__device__ __forceinline__ bool pixel_is_calm(const cc__frame_geometry &g,
+                                              const int32_t *frame_centres,
+                                              const pixel_sample &sample)
 {
-    const uint32_t col = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t row = blockIdx.y, frame_index = blockIdx.z;
-    if (col >= g.cols)
-        return;
-    const size_t pixels = (size_t)g.rows * g.cols;
-    const size_t p = (size_t)row * g.cols + col;
-    const real centre = (real)work.centre[frame_index * g.regions.count +
-                                          cc__region_of(&g.regions, row, col)];
-    real w = pixel_reference_value(frames[frame_index * pixels + p],
-                                   g.adc_mask, baseline[p],
-                                   reference_offset[p]);
-    work.calm[frame_index * pixels + p] =
-        pixel_mask[p] != 0 ||
-        pixel_calm(w - centre, reference_rms[p], (real)g.nsigma);
+    if (sample.masked)
+        return true;
+    const real centre = (real)frame_centres[cc__region_of(
+        &g.regions, sample.row, sample.col)];
+    return pixel_calm(sample.value - centre, sample.rms, (real)g.nsigma);
 }
 
-/* docs/spec.md §8.2: whether every in-frame cell of the 3 x 3 around
- * (row, col) is calm (calm: a byte a pixel of the frame). */
-__device__ __forceinline__ bool neighbourhood_calm(const uint8_t *calm,
-                                                   uint32_t rows,
-                                                   uint32_t cols,
-                                                   uint32_t row, uint32_t col)
-{
-    uint32_t r0 = row > 0 ? row - 1 : 0, r1 = row + 1 < rows ? row + 1 : row;
-    uint32_t c0 = col > 0 ? col - 1 : 0, c1 = col + 1 < cols ? col + 1 : col;
-    for (uint32_t r = r0; r <= r1; r++)
-        for (uint32_t c = c0; c <= c1; c++)
-            if (!calm[(size_t)r * cols + c])
-                return false;
-    return true;
-}
-
-/* Steps 3 and 4 of docs/spec.md §8.2: the quiet pixels (unmasked, their
+/* Steps 2 to 4 of docs/spec.md §8.2: the quiet pixels (unmasked, their
  * whole in-frame 3 x 3 calm) and the mean of their values from an exact
- * fixed-point sum, or 0 when too few are quiet. With several parts, the
+ * fixed-point sum, or 0 when too few are quiet. A block first decides
+ * which pixels of its part, and of the cell around it, are calm, into
+ * shared memory (work.tile_bytes); neighbours in other regions are
+ * judged against their own region's centre. With several parts, the
  * parts add their integers into work.sums (kept zero) and the last
  * completes the region. The value goes to values (the device's copy, for
  * the decide kernel) and, with whether it was estimated, to the host's
@@ -198,37 +240,60 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
                             const uint16_t *__restrict__ baseline,
                             const uint8_t *__restrict__ pixel_mask,
                             const real *__restrict__ reference_offset,
+                            const real *__restrict__ reference_rms,
                             real *__restrict__ values,
                             real *__restrict__ host_values,
                             uint8_t *__restrict__ host_estimated)
 {
+    extern __shared__ uint8_t calm[]; /* the part and a cell around it */
     /* The sum of the quiet pixels' values, and quiet << 32 | unmasked. */
     __shared__ unsigned long long block_sums[2];
     __shared__ bool last;
-    const common_mode_part part(g.regions, work.parts);
-    const size_t pixels = (size_t)g.rows * g.cols;
-    const uint16_t *frame = frames + part.frame * pixels;
-    const uint8_t *calm_plane = work.calm + part.frame * pixels;
+    const common_mode_part part(g.regions, work);
+    const rectangle_walk walk = part.cells();
+    const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
+    /* The calm cells: the part's rectangle grown by a cell, within the
+     * frame (none for an empty part). */
+    const uint32_t top = part.row0 > 0 ? part.row0 - 1 : 0;
+    const uint32_t left = part.col0 > 0 ? part.col0 - 1 : 0;
+    const rectangle_walk around(
+        top, walk.cells > 0 ? min(part.row1 + 1, g.rows) : top, left,
+        walk.cells > 0 ? min(part.col1 + 1, g.cols) : left);
     if (threadIdx.x < 2)
         block_sums[threadIdx.x] = 0;
+    const int32_t *frame_centres =
+        work.centre + (size_t)part.frame * g.regions.count;
+    for_each_sample<true>(around, g, frame, baseline, pixel_mask,
+                          reference_offset, reference_rms,
+                          [&](const pixel_sample &sample) {
+                              calm[(sample.row - top) * around.width +
+                                   (sample.col - left)] =
+                                  pixel_is_calm(g, frame_centres, sample);
+                          });
     __syncthreads();
     int64_t sum = 0;
     uint32_t quiet = 0, unmasked = 0;
-    for (uint32_t i = part.begin + threadIdx.x; i < part.end;
-         i += blockDim.x) {
-        uint32_t row, col;
-        part.cell(i, &row, &col);
-        size_t p = (size_t)row * g.cols + col;
-        if (pixel_mask[p] != 0)
-            continue;
-        unmasked++;
-        if (!neighbourhood_calm(calm_plane, g.rows, g.cols, row, col))
-            continue;
-        quiet++;
-        sum += pixel_fixed(pixel_reference_value(frame[p], g.adc_mask,
-                                                 baseline[p],
-                                                 reference_offset[p]));
-    }
+    for_each_sample<false>(
+        walk, g, frame, baseline, pixel_mask, reference_offset, nullptr,
+        [&](const pixel_sample &sample) {
+            if (sample.masked)
+                return;
+            unmasked++;
+            /* The in-frame cells of the 3 x 3, all in the calm rectangle. */
+            uint32_t r0 = sample.row > 0 ? sample.row - 1 : 0;
+            uint32_t r1 = min(sample.row + 1, g.rows - 1);
+            uint32_t c0 = sample.col > 0 ? sample.col - 1 : 0;
+            uint32_t c1 = min(sample.col + 1, g.cols - 1);
+            bool all_calm = true;
+            for (uint32_t r = r0; r <= r1; r++)
+                for (uint32_t c = c0; c <= c1; c++)
+                    all_calm &=
+                        calm[(r - top) * around.width + (c - left)] != 0;
+            if (all_calm) {
+                quiet++;
+                sum += pixel_fixed(sample.value);
+            }
+        });
     unsigned long long counts = (unsigned long long)quiet << 32 | unmasked;
     for (int offset = 16; offset > 0; offset /= 2) {
         sum += __shfl_down_sync(0xFFFFFFFFu, sum, offset);

@@ -39,14 +39,12 @@ template <> struct kernels_of<float> {
     static constexpr auto &decide = precision_float::decide_kernels;
     static constexpr auto extract = precision_float::extract_kernel;
     static constexpr auto centre = precision_float::common_mode_centre_kernel;
-    static constexpr auto calm = precision_float::common_mode_calm_kernel;
     static constexpr auto mean = precision_float::common_mode_mean_kernel;
 };
 template <> struct kernels_of<double> {
     static constexpr auto &decide = precision_double::decide_kernels;
     static constexpr auto extract = precision_double::extract_kernel;
     static constexpr auto centre = precision_double::common_mode_centre_kernel;
-    static constexpr auto calm = precision_double::common_mode_calm_kernel;
     static constexpr auto mean = precision_double::common_mode_mean_kernel;
 };
 
@@ -144,18 +142,28 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
     return cudaGetLastError();
 }
 
-uint32_t cc__common_mode_parts(const cc__regions &regions)
+void cc__common_mode_layout(const cc__regions &regions,
+                            cc__common_mode_work *work)
 {
-    uint64_t largest = 0;
+    uint32_t height = 1, width = 1; /* the largest region's sides */
     for (uint32_t r = 0; r < regions.count; r++) {
         uint32_t row0, row1, col0, col1;
         cc__region_rectangle(&regions, r, &row0, &row1, &col0, &col1);
-        uint64_t area = (uint64_t)(row1 - row0) * (col1 - col0);
-        largest = area > largest ? area : largest;
+        height = row1 - row0 > height ? row1 - row0 : height;
+        width = col1 - col0 > width ? col1 - col0 : width;
     }
-    uint64_t parts = (largest + COMMON_MODE_PART_PIXELS - 1) /
-                     COMMON_MODE_PART_PIXELS;
-    return parts < 1 ? 1 : (uint32_t)parts;
+    uint32_t col_bands =
+        (width + COMMON_MODE_BAND_COLUMNS - 1) / COMMON_MODE_BAND_COLUMNS;
+    uint32_t band_width = (width + col_bands - 1) / col_bands;
+    uint32_t band_rows = band_width < COMMON_MODE_PART_PIXELS
+                             ? COMMON_MODE_PART_PIXELS / band_width
+                             : 1;
+    uint32_t row_bands = (height + band_rows - 1) / band_rows;
+    work->col_bands = col_bands;
+    work->parts = col_bands * row_bands;
+    /* A part's calm cells: its rectangle and a cell around it. */
+    work->tile_bytes = ((height + row_bands - 1) / row_bands + 2) *
+                       (band_width + 2);
 }
 
 template <typename T>
@@ -171,6 +179,7 @@ cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
 {
     const uint32_t count = geometry.regions.count;
     if (n_frames == 0 || n_frames > 65535 || count == 0 || work.parts == 0 ||
+        work.col_bands == 0 || work.parts % work.col_bands != 0 ||
         (uint64_t)work.parts * count > 0x7FFFFFFFu ||
         (uint64_t)n_frames * count > work.cells || geometry.rows > 65535)
         return cudaErrorInvalidConfiguration;
@@ -180,18 +189,11 @@ cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess)
         return error;
-    const unsigned calm_threads = 128;
-    dim3 pixels((geometry.cols + calm_threads - 1) / calm_threads,
-                geometry.rows, n_frames);
-    kernels_of<T>::calm<<<pixels, calm_threads, 0, stream>>>(
-        geometry, work, frames, baseline, pixel_mask, reference_offset,
-        reference_rms);
-    error = cudaGetLastError();
-    if (error != cudaSuccess)
-        return error;
-    kernels_of<T>::mean<<<regions, COMMON_MODE_THREADS, 0, stream>>>(
-        geometry, work, frames, baseline, pixel_mask, reference_offset,
-        values, host_values, host_estimated);
+    kernels_of<T>::mean<<<regions, COMMON_MODE_THREADS, work.tile_bytes,
+                          stream>>>(geometry, work, frames, baseline,
+                                    pixel_mask, reference_offset,
+                                    reference_rms, values, host_values,
+                                    host_estimated);
     return cudaGetLastError();
 }
 

@@ -67,22 +67,25 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               uint32_t *counts, cudaStream_t stream);
 
 /* A chunk's device scratch for the common mode (docs/spec.md §8.2), per
- * (frame, region) at frame * regions + region; cc__common_mode_parts
- * says how many blocks share a region. histogram, sums and arrivals are
+ * (frame, region) at frame * regions + region; cc__common_mode_layout
+ * says how the blocks share a region. histogram, sums and arrivals are
  * kept zero between chunks (after a failed one, the caller clears them).
  */
 struct cc__common_mode_work {
-    uint32_t parts;            /* blocks a region */
+    uint32_t parts;            /* blocks a region: rectangles of it */
+    uint32_t col_bands;        /* parts side by side (parts: a multiple) */
+    uint32_t tile_bytes;       /* shared memory a part's calm cells take */
     uint32_t cells;            /* frames * regions of the largest chunk */
-    uint8_t *calm;             /* a byte a pixel of each frame */
     int32_t *centre;           /* cells */
     uint32_t *histogram;       /* CC__CENTRE_BINS a cell; parts > 1 only */
     unsigned long long *sums;  /* 2 a cell; parts > 1 only */
     uint32_t *arrivals;        /* 2 a cell: parts done, of two kernels */
 };
 
-/* Blocks a region of the geometry takes: about 2,048 pixels each. */
-uint32_t cc__common_mode_parts(const cc__regions &regions);
+/* How blocks share a region of the geometry (parts, col_bands and
+ * tile_bytes of work): rectangles of about 8,192 pixels each. */
+void cc__common_mode_layout(const cc__regions &regions,
+                            cc__common_mode_work *work);
 
 /* The common mode of n_frames consecutive frames against the reference
  * r_ref and rms_ref, each frame independently: frame k's value for
