@@ -281,13 +281,13 @@ static int clear_common_mode_work(const cc__common_mode_work *work,
         return CC_OK;
     CUDA_TRY(cudaMemset(work->arrivals, 0, 2 * (size_t)work->cells * 4),
              "clearing the common mode");
-    if (work->parts == 1)
-        return CC_OK;
-    CUDA_TRY(cudaMemset(work->histogram, 0,
-                        (size_t)work->cells * CC__CENTRE_BINS * 4),
-             "clearing the common mode");
-    CUDA_TRY(cudaMemset(work->sums, 0, 2 * (size_t)work->cells * 8),
-             "clearing the common mode");
+    if (work->histogram != NULL)
+        CUDA_TRY(cudaMemset(work->histogram, 0,
+                            (size_t)work->cells * CC__CENTRE_BINS * 4),
+                 "clearing the common mode");
+    if (work->sums != NULL)
+        CUDA_TRY(cudaMemset(work->sums, 0, 2 * (size_t)work->cells * 8),
+                 "clearing the common mode");
     return CC_OK;
 }
 
@@ -303,12 +303,12 @@ static int allocate_common_mode_work(struct cc__cuda *cuda,
              what);
     CUDA_TRY(cudaMalloc(&work->centre, work->cells * 4), what);
     CUDA_TRY(cudaMalloc(&work->arrivals, 2 * (size_t)work->cells * 4), what);
-    if (work->parts > 1) {
+    if (work->centre_shape.parts > 1)
         CUDA_TRY(cudaMalloc(&work->histogram,
                             (size_t)work->cells * CC__CENTRE_BINS * 4),
                  what);
+    if (work->mean_shape.parts > 1)
         CUDA_TRY(cudaMalloc(&work->sums, 2 * (size_t)work->cells * 8), what);
-    }
     return clear_common_mode_work(work, message);
 }
 

@@ -9,15 +9,20 @@
  * cannot change the bytes: they equal the CPU backend's.
  */
 
-/* Threads a block of the per-region kernels. A region larger than about
- * COMMON_MODE_PART_PIXELS (a supercolumn half, a half) is cut into
- * rectangles, its parts, a block each, whose results meet in device
- * memory; the last block of a (region, frame) to finish completes it. A
- * part is at most COMMON_MODE_BAND_COLUMNS wide, so that it and a cell
- * around it fit in a few kilobytes of shared memory. */
+/* Threads a block of the per-region kernels. A region larger than a
+ * part (COMMON_MODE_PART_PIXELS for the centre kernel, whose parts merge
+ * a 2,049-bin histogram; COMMON_MODE_MEAN_PART_PIXELS for the mean
+ * kernel, whose parts merge two integers and so can be more, for more
+ * blocks in flight) is cut into rectangles, a block each, whose results
+ * meet in device memory; the last block of a (region, frame) to finish
+ * completes it. A part is at most COMMON_MODE_BAND_COLUMNS wide; a mean
+ * part and a cell around it are at most COMMON_MODE_TILE_CELLS, kept in
+ * shared memory (9 bytes a cell in double). */
 #define COMMON_MODE_THREADS 256
 #define COMMON_MODE_PART_PIXELS 8192
+#define COMMON_MODE_MEAN_PART_PIXELS 2048
 #define COMMON_MODE_BAND_COLUMNS 1024
+#define COMMON_MODE_TILE_CELLS 4096
 /* Cells a thread loads before it uses any: the kernels are bound by the
  * loads' latency, which this many in flight hide. */
 #define COMMON_MODE_CELLS 4
@@ -42,26 +47,27 @@ struct rectangle_walk {
     }
 };
 
-/* The part of a region of a frame that this block takes: the region's
- * rectangle cut into work.col_bands x (parts / col_bands) rectangles. */
+/* The part of a region of a frame that this block takes, in a kernel
+ * whose blocks share a region as shape says. */
 struct common_mode_part {
     uint32_t region, frame, at; /* at: frame * regions + region */
     uint32_t row0, row1, col0, col1;
     __device__ common_mode_part(const cc__regions &regions,
-                                const cc__common_mode_work &work)
-        : region(blockIdx.x / work.parts), frame(blockIdx.y)
+                                const cc__part_shape &shape)
+        : region(blockIdx.x / shape.parts), frame(blockIdx.y)
     {
-        uint32_t part = blockIdx.x % work.parts;
-        uint32_t row_bands = work.parts / work.col_bands;
-        uint32_t col_band = part % work.col_bands, row_band = part / work.col_bands;
+        uint32_t part = blockIdx.x % shape.parts;
+        uint32_t row_bands = shape.parts / shape.col_bands;
+        uint32_t col_band = part % shape.col_bands;
+        uint32_t row_band = part / shape.col_bands;
         uint32_t r0, r1, c0, c1;
         at = frame * regions.count + region;
         cc__region_rectangle(&regions, region, &r0, &r1, &c0, &c1);
         row0 = r0 + (uint32_t)((uint64_t)(r1 - r0) * row_band / row_bands);
         row1 = r0 + (uint32_t)((uint64_t)(r1 - r0) * (row_band + 1) / row_bands);
-        col0 = c0 + (uint32_t)((uint64_t)(c1 - c0) * col_band / work.col_bands);
+        col0 = c0 + (uint32_t)((uint64_t)(c1 - c0) * col_band / shape.col_bands);
         col1 = c0 + (uint32_t)((uint64_t)(c1 - c0) * (col_band + 1) /
-                               work.col_bands);
+                               shape.col_bands);
     }
     __device__ rectangle_walk cells() const
     {
@@ -179,7 +185,7 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
     __shared__ uint32_t warp_sums[32];
     __shared__ int32_t answer;
     __shared__ bool last;
-    const common_mode_part part(g.regions, work);
+    const common_mode_part part(g.regions, work.centre_shape);
     const rectangle_walk walk = part.cells();
     const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
     for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
@@ -194,12 +200,13 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
                                              1u);
                            });
     __syncthreads();
-    if (work.parts > 1) {
+    if (work.centre_shape.parts > 1) {
         uint32_t *sum = work.histogram + (size_t)part.at * CC__CENTRE_BINS;
         for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
             if (histogram[b] != 0)
                 atomicAdd(&sum[b], histogram[b]);
-        if (!last_part(work.arrivals + part.at, work.parts, &last))
+        if (!last_part(work.arrivals + part.at, work.centre_shape.parts,
+                       &last))
             return;
         /* Reads the sum and leaves it zero for the next chunk. */
         for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
@@ -224,16 +231,21 @@ __device__ __forceinline__ bool pixel_is_calm(const cc__frame_geometry &g,
     return pixel_calm(sample.value - centre, sample.rms, (real)g.nsigma);
 }
 
+/* A cell of a mean part's tile: whether it is calm (masked cells are)
+ * and whether it is masked. */
+enum { CELL_CALM = 1, CELL_MASKED = 2 };
+
 /* Steps 2 to 4 of docs/spec.md §8.2: the quiet pixels (unmasked, their
  * whole in-frame 3 x 3 calm) and the mean of their values from an exact
- * fixed-point sum, or 0 when too few are quiet. A block first decides
- * which pixels of its part, and of the cell around it, are calm, into
- * shared memory (work.tile_bytes); neighbours in other regions are
- * judged against their own region's centre. With several parts, the
- * parts add their integers into work.sums (kept zero) and the last
- * completes the region. The value goes to values (the device's copy, for
- * the decide kernel) and, with whether it was estimated, to the host's
- * mapped arrays; each indexed frame * regions + region. */
+ * fixed-point sum, or 0 when too few are quiet. A block reads its part,
+ * and the cell around it, once: each cell's value and state go to shared
+ * memory (work.tile_cells of each), and the quiet test and the sum read
+ * only those. Neighbours in other regions are judged against their own
+ * region's centre. With several parts, the parts add their integers into
+ * work.sums (kept zero) and the last completes the region. The value
+ * goes to values (the device's copy, for the decide kernel) and, with
+ * whether it was estimated, to the host's mapped arrays; each indexed
+ * frame * regions + region. */
 __global__ void __launch_bounds__(COMMON_MODE_THREADS)
     common_mode_mean_kernel(cc__frame_geometry g, cc__common_mode_work work,
                             const uint16_t *__restrict__ frames,
@@ -245,15 +257,17 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
                             real *__restrict__ host_values,
                             uint8_t *__restrict__ host_estimated)
 {
-    extern __shared__ uint8_t calm[]; /* the part and a cell around it */
+    extern __shared__ __align__(8) uint8_t tile_bytes[];
+    real *tile_value = reinterpret_cast<real *>(tile_bytes);
+    uint8_t *tile_state = tile_bytes + work.tile_cells * sizeof(real);
     /* The sum of the quiet pixels' values, and quiet << 32 | unmasked. */
     __shared__ unsigned long long block_sums[2];
     __shared__ bool last;
-    const common_mode_part part(g.regions, work);
+    const common_mode_part part(g.regions, work.mean_shape);
     const rectangle_walk walk = part.cells();
     const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
-    /* The calm cells: the part's rectangle grown by a cell, within the
-     * frame (none for an empty part). */
+    /* The tile: the part's rectangle grown by a cell, within the frame
+     * (none for an empty part). */
     const uint32_t top = part.row0 > 0 ? part.row0 - 1 : 0;
     const uint32_t left = part.col0 > 0 ? part.col0 - 1 : 0;
     const rectangle_walk around(
@@ -266,34 +280,39 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
     for_each_sample<true>(around, g, frame, baseline, pixel_mask,
                           reference_offset, reference_rms,
                           [&](const pixel_sample &sample) {
-                              calm[(sample.row - top) * around.width +
-                                   (sample.col - left)] =
-                                  pixel_is_calm(g, frame_centres, sample);
+                              uint32_t t = (sample.row - top) * around.width +
+                                           (sample.col - left);
+                              tile_value[t] = sample.value;
+                              tile_state[t] =
+                                  (pixel_is_calm(g, frame_centres, sample)
+                                       ? CELL_CALM
+                                       : 0) |
+                                  (sample.masked ? CELL_MASKED : 0);
                           });
     __syncthreads();
     int64_t sum = 0;
     uint32_t quiet = 0, unmasked = 0;
-    for_each_sample<false>(
-        walk, g, frame, baseline, pixel_mask, reference_offset, nullptr,
-        [&](const pixel_sample &sample) {
-            if (sample.masked)
-                return;
-            unmasked++;
-            /* The in-frame cells of the 3 x 3, all in the calm rectangle. */
-            uint32_t r0 = sample.row > 0 ? sample.row - 1 : 0;
-            uint32_t r1 = min(sample.row + 1, g.rows - 1);
-            uint32_t c0 = sample.col > 0 ? sample.col - 1 : 0;
-            uint32_t c1 = min(sample.col + 1, g.cols - 1);
-            bool all_calm = true;
-            for (uint32_t r = r0; r <= r1; r++)
-                for (uint32_t c = c0; c <= c1; c++)
-                    all_calm &=
-                        calm[(r - top) * around.width + (c - left)] != 0;
-            if (all_calm) {
-                quiet++;
-                sum += pixel_fixed(sample.value);
-            }
-        });
+    for (uint32_t i = threadIdx.x; i < walk.cells; i += blockDim.x) {
+        uint32_t row, col;
+        walk.cell(i, &row, &col);
+        const uint32_t t = (row - top) * around.width + (col - left);
+        if (tile_state[t] & CELL_MASKED)
+            continue;
+        unmasked++;
+        /* The in-frame cells of the 3 x 3, all in the tile. */
+        uint32_t r0 = row > 0 ? row - 1 : 0;
+        uint32_t r1 = min(row + 1, g.rows - 1);
+        uint32_t c0 = col > 0 ? col - 1 : 0;
+        uint32_t c1 = min(col + 1, g.cols - 1);
+        uint8_t all_calm = CELL_CALM;
+        for (uint32_t r = r0; r <= r1; r++)
+            for (uint32_t c = c0; c <= c1; c++)
+                all_calm &= tile_state[(r - top) * around.width + (c - left)];
+        if (all_calm) {
+            quiet++;
+            sum += pixel_fixed(tile_value[t]);
+        }
+    }
     unsigned long long counts = (unsigned long long)quiet << 32 | unmasked;
     for (int offset = 16; offset > 0; offset /= 2) {
         sum += __shfl_down_sync(0xFFFFFFFFu, sum, offset);
@@ -305,12 +324,12 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
         atomicAdd(&block_sums[1], counts);
     }
     __syncthreads();
-    if (work.parts > 1) {
+    if (work.mean_shape.parts > 1) {
         unsigned long long *region_sums = work.sums + 2 * (size_t)part.at;
         if (threadIdx.x < 2)
             atomicAdd(&region_sums[threadIdx.x], block_sums[threadIdx.x]);
-        if (!last_part(work.arrivals + work.cells + part.at, work.parts,
-                       &last))
+        if (!last_part(work.arrivals + work.cells + part.at,
+                       work.mean_shape.parts, &last))
             return;
         /* Reads the sums and leaves them zero for the next chunk. */
         if (threadIdx.x < 2)

@@ -142,6 +142,28 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
     return cudaGetLastError();
 }
 
+/* The parts of a height x width region for a kernel: at most
+ * COMMON_MODE_BAND_COLUMNS wide, of about part_pixels each, and, with a
+ * cell around them, of at most tile_limit cells where that allows a row;
+ * *tile_cells is the largest part's with that cell. */
+static cc__part_shape part_shape(uint32_t height, uint32_t width,
+                                 uint32_t part_pixels, uint32_t tile_limit,
+                                 uint32_t *tile_cells)
+{
+    uint32_t col_bands =
+        (width + COMMON_MODE_BAND_COLUMNS - 1) / COMMON_MODE_BAND_COLUMNS;
+    uint32_t band_width = (width + col_bands - 1) / col_bands;
+    uint32_t band_rows = part_pixels / band_width;
+    uint32_t tile_rows = tile_limit / (band_width + 2);
+    if (tile_rows > 2 && band_rows > tile_rows - 2)
+        band_rows = tile_rows - 2;
+    if (band_rows < 1)
+        band_rows = 1;
+    uint32_t row_bands = (height + band_rows - 1) / band_rows;
+    *tile_cells = ((height + row_bands - 1) / row_bands + 2) * (band_width + 2);
+    return cc__part_shape{col_bands * row_bands, col_bands};
+}
+
 void cc__common_mode_layout(const cc__regions &regions,
                             cc__common_mode_work *work)
 {
@@ -152,18 +174,19 @@ void cc__common_mode_layout(const cc__regions &regions,
         height = row1 - row0 > height ? row1 - row0 : height;
         width = col1 - col0 > width ? col1 - col0 : width;
     }
-    uint32_t col_bands =
-        (width + COMMON_MODE_BAND_COLUMNS - 1) / COMMON_MODE_BAND_COLUMNS;
-    uint32_t band_width = (width + col_bands - 1) / col_bands;
-    uint32_t band_rows = band_width < COMMON_MODE_PART_PIXELS
-                             ? COMMON_MODE_PART_PIXELS / band_width
-                             : 1;
-    uint32_t row_bands = (height + band_rows - 1) / band_rows;
-    work->col_bands = col_bands;
-    work->parts = col_bands * row_bands;
-    /* A part's calm cells: its rectangle and a cell around it. */
-    work->tile_bytes = ((height + row_bands - 1) / row_bands + 2) *
-                       (band_width + 2);
+    uint32_t unused;
+    work->centre_shape = part_shape(height, width, COMMON_MODE_PART_PIXELS,
+                                    UINT32_MAX, &unused);
+    work->mean_shape = part_shape(height, width, COMMON_MODE_MEAN_PART_PIXELS,
+                                  COMMON_MODE_TILE_CELLS, &work->tile_cells);
+}
+
+/* Whether a kernel's shape fits a launch over count regions. */
+static bool shape_fits(const cc__part_shape &shape, uint32_t count)
+{
+    return shape.parts > 0 && shape.col_bands > 0 &&
+           shape.parts % shape.col_bands == 0 &&
+           (uint64_t)shape.parts * count <= 0x7FFFFFFFu;
 }
 
 template <typename T>
@@ -178,22 +201,24 @@ cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
                                    cudaStream_t stream)
 {
     const uint32_t count = geometry.regions.count;
-    if (n_frames == 0 || n_frames > 65535 || count == 0 || work.parts == 0 ||
-        work.col_bands == 0 || work.parts % work.col_bands != 0 ||
-        (uint64_t)work.parts * count > 0x7FFFFFFFu ||
+    if (n_frames == 0 || n_frames > 65535 || count == 0 ||
+        !shape_fits(work.centre_shape, count) ||
+        !shape_fits(work.mean_shape, count) ||
+        work.tile_cells > COMMON_MODE_TILE_CELLS ||
         (uint64_t)n_frames * count > work.cells || geometry.rows > 65535)
         return cudaErrorInvalidConfiguration;
-    dim3 regions(work.parts * count, n_frames);
-    kernels_of<T>::centre<<<regions, COMMON_MODE_THREADS, 0, stream>>>(
+    kernels_of<T>::centre<<<dim3(work.centre_shape.parts * count, n_frames),
+                            COMMON_MODE_THREADS, 0, stream>>>(
         geometry, work, frames, baseline, pixel_mask, reference_offset);
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess)
         return error;
-    kernels_of<T>::mean<<<regions, COMMON_MODE_THREADS, work.tile_bytes,
-                          stream>>>(geometry, work, frames, baseline,
-                                    pixel_mask, reference_offset,
-                                    reference_rms, values, host_values,
-                                    host_estimated);
+    /* A part's values, then its cells' states (common_mode_mean_kernel). */
+    const size_t tile_bytes = (size_t)work.tile_cells * (sizeof(T) + 1);
+    kernels_of<T>::mean<<<dim3(work.mean_shape.parts * count, n_frames),
+                          COMMON_MODE_THREADS, tile_bytes, stream>>>(
+        geometry, work, frames, baseline, pixel_mask, reference_offset,
+        reference_rms, values, host_values, host_estimated);
     return cudaGetLastError();
 }
 

@@ -66,24 +66,33 @@ cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
                               T *v_planes, uint32_t *bitmaps,
                               uint32_t *counts, cudaStream_t stream);
 
+/* How a kernel's blocks share a region: the region's rectangle cut into
+ * col_bands x (parts / col_bands) rectangles, its parts, a block each. */
+struct cc__part_shape {
+    uint32_t parts;     /* blocks a region */
+    uint32_t col_bands; /* parts side by side (parts: a multiple) */
+};
+
 /* A chunk's device scratch for the common mode (docs/spec.md §8.2), per
  * (frame, region) at frame * regions + region; cc__common_mode_layout
- * says how the blocks share a region. histogram, sums and arrivals are
- * kept zero between chunks (after a failed one, the caller clears them).
- */
+ * says how the blocks of each kernel share a region. histogram, sums and
+ * arrivals are kept zero between chunks (after a failed one, the caller
+ * clears them). */
 struct cc__common_mode_work {
-    uint32_t parts;            /* blocks a region: rectangles of it */
-    uint32_t col_bands;        /* parts side by side (parts: a multiple) */
-    uint32_t tile_bytes;       /* shared memory a part's calm cells take */
+    cc__part_shape centre_shape; /* the centre kernel's parts */
+    cc__part_shape mean_shape;   /* the mean kernel's, smaller */
+    uint32_t tile_cells;       /* a mean part's rectangle and a cell around */
     uint32_t cells;            /* frames * regions of the largest chunk */
     int32_t *centre;           /* cells */
-    uint32_t *histogram;       /* CC__CENTRE_BINS a cell; parts > 1 only */
-    unsigned long long *sums;  /* 2 a cell; parts > 1 only */
+    uint32_t *histogram;       /* CC__CENTRE_BINS a cell; centre parts > 1 */
+    unsigned long long *sums;  /* 2 a cell; mean parts > 1 only */
     uint32_t *arrivals;        /* 2 a cell: parts done, of two kernels */
 };
 
-/* How blocks share a region of the geometry (parts, col_bands and
- * tile_bytes of work): rectangles of about 8,192 pixels each. */
+/* How blocks share a region of the geometry (the shapes and tile_cells
+ * of work): rectangles of about 8,192 pixels for the centre kernel, whose
+ * parts merge a histogram, and of about 2,048 for the mean kernel, whose
+ * parts merge two integers. */
 void cc__common_mode_layout(const cc__regions &regions,
                             cc__common_mode_work *work);
 
