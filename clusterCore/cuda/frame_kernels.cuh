@@ -2,7 +2,8 @@
 /*
  * frame_kernels.cuh: the bodies of the CUDA kernels, written for one
  * working precision `real`. kernels.cu includes this once per precision,
- * inside a namespace for each, after pixel_arithmetic.h.
+ * inside a namespace for each, after pixel_arithmetic.h, with
+ * DECIDE_BOUNDS defined: the decide kernel's bounds in that precision.
  */
 
 /* A warp's share of a rectangle of a block's region: the rectangle is cut
@@ -116,7 +117,8 @@ __device__ __forceinline__ void window_rows(const real *corner, int width,
  * template parameter so that the window's columns and its first and last
  * rows unroll. */
 template <int HX, int HY>
-__global__ void decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
+__global__ void DECIDE_BOUNDS
+    decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
                               uint32_t tile_cols, uint32_t steps,
                               const uint16_t *__restrict__ frames,
                               const uint16_t *__restrict__ baseline,

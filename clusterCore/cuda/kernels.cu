@@ -10,18 +10,28 @@
 #define CC__HD __host__ __device__
 #include "kernels.h"
 
+/* In float, a decide thread gets 64 registers: a block of 768 threads then
+ * leaves 16,384 of a multiprocessor's 65,536 for a block of another
+ * chunk's extract or common-mode kernel beside it. At the 72 the compiler
+ * chose for 3 x 3, none fitted, and the GPU ran them after the decisions
+ * instead of beside them. 64 costs no spills in float; in double it
+ * would, and the compiler's choice stands. */
 namespace precision_float {
 typedef float real;
+#define DECIDE_BOUNDS __maxnreg__(64)
 #include "../finder/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
 #include "common_mode_kernels.cuh"
+#undef DECIDE_BOUNDS
 } // namespace precision_float
 
 namespace precision_double {
 typedef double real;
+#define DECIDE_BOUNDS
 #include "../finder/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
 #include "common_mode_kernels.cuh"
+#undef DECIDE_BOUNDS
 } // namespace precision_double
 
 /* Clears the bitmaps of a chunk for their next use, once every block of
