@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cluster_arithmetic.h: the per-cluster formulas of docs/spec.md §4.4 and
- * §7.2-§7.7 (energy, energy window, η, transport map, position, image
- * bin), shared by the host (C) and the CUDA backend (CUDA C++) so that
- * both compute the same doubles: sums are exact integers, and every
- * floating-point step is one IEEE-754 double operation in the order the
- * spec writes it (builds must not contract them into FMA).
+ * cluster_arithmetic.h: the per-cluster formulas of docs/spec.md §4.4,
+ * §7.2-§7.7 and §9.3 (energy, energy window, η, transport map, position,
+ * image bin, a flat field's spectrum bin), shared by the host (C) and the
+ * CUDA backend (CUDA C++) so that both compute the same doubles: sums
+ * are exact integers, and every floating-point step is one IEEE-754
+ * double operation in the order the spec writes it (builds must not
+ * contract them into FMA).
  *
  * The includer defines CC__HD (empty in C, __host__ __device__ in CUDA)
  * and includes clustercore.h, <math.h> and <stdbool.h> first.
@@ -74,6 +75,36 @@ static inline CC__HD int64_t cluster_energy(cc_energy energy, uint32_t size_x,
     for (size_t i = 0; i < (size_t)size_x * size_y; i++)
         sum += values[i];
     return sum;
+}
+
+/* docs/spec.md §9.3: how a flat field's clusters enter their centre
+ * pixels' spectra. */
+struct cc__gain_binning {
+    uint32_t bins;
+    int every_cluster; /* CC_GAIN_EVENTS_SUM; else single events only */
+    double fraction;   /* a single event's least centre share */
+    double low, high;  /* the spectra's range */
+    double scale;      /* bins / (high - low) */
+};
+enum { CC__GAIN_NO_EVENT = -1, CC__GAIN_OUTSIDE = -2 };
+
+/* The bin of its centre pixel's spectrum a cluster enters;
+ * CC__GAIN_NO_EVENT when it is not one of the events asked for,
+ * CC__GAIN_OUTSIDE when its sum lies outside [low, high). */
+static inline CC__HD int32_t gain_event_bin(const struct cc__gain_binning *b,
+                                            uint32_t size_x, uint32_t size_y,
+                                            const int32_t *values)
+{
+    int64_t sum = cluster_energy(CC_ENERGY_SUM, size_x, size_y, values);
+    int32_t centre = values[(size_y / 2) * size_x + size_x / 2];
+    double energy = (double)sum;
+    if (!b->every_cluster &&
+        !(sum > 0 && (double)centre >= b->fraction * energy))
+        return CC__GAIN_NO_EVENT;
+    if (!(energy >= b->low && energy < b->high))
+        return CC__GAIN_OUTSIDE;
+    uint32_t bin = (uint32_t)((energy - b->low) * b->scale);
+    return bin < b->bins ? (int32_t)bin : (int32_t)b->bins - 1;
 }
 
 static inline CC__HD bool cluster_in_window(const cc_energy_window *window,

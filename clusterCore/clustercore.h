@@ -561,6 +561,18 @@ CC_API int cc_gain_calibration_solve(const cc_gain_calibration *calibration,
                                      cc_gain_calibration_result *result,
                                      char *message);
 
+/* A flat field's per-pixel spectra while finding (docs/spec.md §9.3).
+ * From now on every processed batch enters its clusters into spectra the
+ * finder keeps, binned as calibration's configuration says (its counts
+ * are not copied): on the GPU when CUDA runs, so that the host does no
+ * work per cluster. NULL stops. */
+CC_API int cc_finder_set_gain_calibration(
+    cc_finder *finder, const cc_gain_calibration *calibration);
+/* Adds the spectra entered since the last take into into, which must have
+ * the same configuration (CC_EMISMATCH), and empties the finder's. */
+CC_API int cc_finder_take_gain_calibration(cc_finder *finder,
+                                           cc_gain_calibration *into);
+
 /* ------------------------------------------------------------------ */
 /* Imaging: η, where in its pixel a photon landed (docs/spec.md §7)    */
 /* ------------------------------------------------------------------ */

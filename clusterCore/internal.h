@@ -380,6 +380,25 @@ void cc__interpolator_absorb(cc_interpolator *into, const uint32_t *counts32,
 /* Adds from's image and statistics into into and empties from. */
 void cc__interpolator_move(cc_interpolator *into, cc_interpolator *from);
 
+/* A flat field's spectra (gain_calibration.c): its configuration and
+ * binning (docs/spec.md §9.3), whether two have the same configuration,
+ * a frame's clusters entered (their centres in the frame), counts (one
+ * a bin of every pixel's spectrum) and totals added, and from's spectra
+ * added into into's and emptied. Every count stops at UINT32_MAX. */
+const cc_gain_calibration_config *
+cc__gain_calibration_config(const cc_gain_calibration *calibration);
+void cc__gain_calibration_binning(const cc_gain_calibration *calibration,
+                                  struct cc__gain_binning *binning);
+bool cc__gain_calibration_same(const cc_gain_calibration *a,
+                               const cc_gain_calibration *b);
+void cc__gain_calibration_add_frame(cc_gain_calibration *calibration,
+                                    const cc_frame_clusters *frame);
+void cc__gain_calibration_absorb(cc_gain_calibration *into,
+                                 const uint64_t *counts, uint64_t photons,
+                                 uint64_t outside);
+void cc__gain_calibration_move(cc_gain_calibration *into,
+                               cc_gain_calibration *from);
+
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
 
@@ -502,10 +521,10 @@ int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors,
                       char *message);
 
 /* After cc__cuda_process failed under CC_BACKEND_AUTO: which frames of
- * the batch the GPU's image holds (1) and which it does not (0), so that
- * the CPU, doing the batch again, images each photon once. */
-void cc__cuda_frames_imaged(const struct cc__cuda *cuda, size_t n_frames,
-                            uint8_t *imaged);
+ * the batch the GPU's image and spectra hold (1) and which they do not
+ * (0), so that the CPU, doing the batch again, enters each photon once. */
+void cc__cuda_frames_entered(const struct cc__cuda *cuda, size_t n_frames,
+                             uint8_t *entered);
 
 /* From now on images the photons of every batch on the GPU with map
  * (tables and window copied to the device), into an image kept there;
@@ -516,6 +535,18 @@ int cc__cuda_set_image(struct cc__cuda *cuda, const struct cc__image_map *map,
  * them. */
 int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
                         cc_image_stats *stats, char *message);
+
+/* From now on enters the clusters of every batch into per-pixel spectra
+ * binned as binning says (rows x cols pixels), kept on the GPU; NULL
+ * stops and frees them. */
+int cc__cuda_set_spectra(struct cc__cuda *cuda,
+                         const struct cc__gain_binning *binning,
+                         uint32_t rows, uint32_t cols, char *message);
+/* Copies the GPU's spectra (one uint64 a bin of every pixel's) and their
+ * photons and outside counts out and empties them. */
+int cc__cuda_take_spectra(struct cc__cuda *cuda, uint64_t *counts,
+                          uint64_t *photons, uint64_t *outside,
+                          char *message);
 
 /* How the CUDA backend issues the copies of several buffers at once (a
  * list's page-locked frames in, a chunk's cluster arrays out): a

@@ -4,7 +4,8 @@
  * clusters of every frame and the pedestal after every batch, in both
  * precisions, for 1 to 8 streams, several launch shapes and frames a
  * launch, batch sizes from 1 to 100 and frame sizes that are and are not
- * multiples of a tile; the bad-pixel mask and the interpolated image; and
+ * multiples of a tile; the bad-pixel mask, the interpolated image and a
+ * flat field's per-pixel spectra; and
  * GPU failures planted with CC_CUDA_FAULT, survived or reported; a pixel
  * whose decision turns on one rounding of its noise; common mode, with
  * its per-region figures.
@@ -480,6 +481,55 @@ static cc_eta_calibration *pool_calibration(const struct pool *pool,
     return calibration;
 }
 
+/* The streams of the GPU finders compared with one CPU finder. */
+static const uint32_t gpu_streams[GPUS] = {1, 2, 4, 3};
+
+/* Runs n_frames of the pool through cpu and each of gpu[GPUS] in batches
+ * of 1 to 100 frames; after the fourth batch, midway(gpu[g], g, context)
+ * takes what each GPU finder keeps across batches. */
+static void process_alike(const struct pool *pool, cc_finder *cpu,
+                          cc_finder *const *gpu, uint32_t n_frames,
+                          cc_clusters *clusters,
+                          void (*midway)(cc_finder *, int, void *),
+                          void *context)
+{
+    static const uint32_t batches[] = {100, 1, 3, 32, 64, 7};
+    uint32_t done = 0;
+    for (size_t b = 0; done < n_frames; b++) {
+        uint32_t n = batches[b % 6] < n_frames - done ? batches[b % 6]
+                                                       : n_frames - done;
+        n = n < POOL ? n : POOL;
+        const uint16_t *frames = pool->frames +
+                                 ((done * 7) % (POOL - n + 1)) * pool->pixels;
+        ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, clusters),
+                         CC_OK);
+        for (int g = 0; g < GPUS; g++) {
+            int rc = cc_finder_process(gpu[g], frames, NULL, n, clusters);
+            ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu[g]));
+        }
+        if (b == 3) /* taking in the middle loses and doubles nothing */
+            for (int g = 0; g < GPUS; g++)
+                midway(gpu[g], g, context);
+        done += n;
+    }
+}
+
+/* The settings of the image and spectra tests: clusters side x side. */
+static cc_config accumulating_config(const struct pool *pool, uint32_t side)
+{
+    cc_config config = test_config(pool->rows, pool->cols);
+    config.cluster_size_x = config.cluster_size_y = side;
+    config.pedestal_frames = DARK;
+    config.threads = 0;
+    return config;
+}
+
+static void take_image(cc_finder *finder, int g, void *images)
+{
+    ck_assert_int_eq(
+        cc_finder_take_image(finder, ((cc_interpolator **)images)[g]), CC_OK);
+}
+
 /* The image a CUDA finder makes on the GPU is the CPU finder's, byte for
  * byte, with the same statistics: eta2, eta2full and eta3 at 3x3 and 9x9
  * (loop), on 1 to 4 streams, over batches of 1 to 100 frames, one of
@@ -488,15 +538,10 @@ static cc_eta_calibration *pool_calibration(const struct pool *pool,
  * their photons twice. */
 START_TEST(identical_images)
 {
-    static const uint32_t streams[GPUS] = {1, 2, 4, 3};
-    static const uint32_t batches[] = {100, 1, 3, 32, 64, 7};
     const cc_eta_function function = (cc_eta_function)(_i % 3);
     const uint32_t side = _i < 3 ? 3 : 9;
     struct pool pool = make_pool(400, 400, _i % 2 ? 6000 : 2330);
-    cc_config config = test_config(pool.rows, pool.cols);
-    config.cluster_size_x = config.cluster_size_y = side;
-    config.pedestal_frames = DARK;
-    config.threads = 0;
+    cc_config config = accumulating_config(&pool, side);
     cc_finder *cpu = trained_finder(&pool, config, NULL);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
@@ -514,29 +559,13 @@ START_TEST(identical_images)
     cc_finder *gpu[GPUS];
     config.backend = CC_BACKEND_CUDA;
     for (int g = 0; g < GPUS; g++) {
-        config.streams = streams[g];
+        config.streams = gpu_streams[g];
         gpu[g] = trained_finder(&pool, config, NULL);
         ck_assert_int_eq(cc_finder_set_interpolator(gpu[g], want), CC_OK);
     }
     ck_assert_int_eq(cc_finder_set_interpolator(cpu, want), CC_OK);
-    uint32_t n_frames = frames_to_run(600), done = 0;
-    for (size_t b = 0; done < n_frames; b++) {
-        uint32_t n = batches[b % 6] < n_frames - done ? batches[b % 6]
-                                                       : n_frames - done;
-        n = n < POOL ? n : POOL;
-        const uint16_t *frames = pool.frames + ((done * 7) % (POOL - n + 1)) *
-                                                   pool.pixels;
-        ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, clusters),
-                         CC_OK);
-        for (int g = 0; g < GPUS; g++) {
-            int rc = cc_finder_process(gpu[g], frames, NULL, n, clusters);
-            ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(gpu[g]));
-        }
-        if (b == 3) /* taking in the middle loses and doubles nothing */
-            for (int g = 0; g < GPUS; g++)
-                ck_assert_int_eq(cc_finder_take_image(gpu[g], got[g]), CC_OK);
-        done += n;
-    }
+    uint32_t n_frames = frames_to_run(600);
+    process_alike(&pool, cpu, gpu, n_frames, clusters, take_image, got);
     ck_assert_int_eq(cc_finder_take_image(cpu, want), CC_OK);
     cc_image_stats a;
     cc_interpolator_stats(want, &a);
@@ -565,6 +594,99 @@ START_TEST(identical_images)
     cc_finder_destroy(cpu);
     cc_interpolator_destroy(want);
     cc_eta_calibration_destroy(calibration);
+    cc_clusters_destroy(clusters);
+    free_pool(&pool);
+}
+END_TEST
+
+enum { SPECTRA_BINS = 40 };
+
+/* Empty spectra of a flat field of the pool's frames, around its line. */
+static cc_gain_calibration *pool_spectra(const struct pool *pool,
+                                         cc_gain_events events)
+{
+    cc_gain_calibration_config config;
+    cc_gain_calibration_config_init(&config);
+    config.rows = pool->rows;
+    config.cols = pool->cols;
+    config.bins = SPECTRA_BINS;
+    config.low = 500;
+    config.high = 1100;
+    config.events = events;
+    char message[CC_MESSAGE_SIZE];
+    cc_gain_calibration *spectra;
+    ck_assert_int_eq(cc_gain_calibration_new(&spectra, &config, message),
+                     CC_OK);
+    return spectra;
+}
+
+static void take_spectra(cc_finder *finder, int g, void *spectra)
+{
+    ck_assert_int_eq(
+        cc_finder_take_gain_calibration(finder,
+                                        ((cc_gain_calibration **)spectra)[g]),
+        CC_OK);
+}
+
+/* got's spectra are want's, count for count; returns the photons. */
+static uint64_t assert_same_spectra(const cc_gain_calibration *want,
+                                    const cc_gain_calibration *got,
+                                    size_t pixels)
+{
+    uint64_t photons[2], outside[2];
+    cc_gain_calibration_entered(want, &photons[0], &outside[0]);
+    cc_gain_calibration_entered(got, &photons[1], &outside[1]);
+    ck_assert_uint_gt(photons[0], 0);
+    ck_assert_uint_eq(photons[1], photons[0]);
+    ck_assert_uint_eq(outside[1], outside[0]);
+    for (size_t p = 0; p < pixels; p++)
+        ck_assert_mem_eq(cc_gain_calibration_counts(got, p),
+                         cc_gain_calibration_counts(want, p),
+                         SPECTRA_BINS * sizeof(uint32_t));
+    return photons[0];
+}
+
+/* The spectra of a flat field a CUDA finder enters on the GPU are the CPU
+ * finder's, count for count: single events and every cluster's sum, at
+ * 3x3 and 9x9, on 1 to 4 streams, taken once halfway; at 6,000 photons a
+ * frame the first batches outgrow the GPU's cluster arrays and run again,
+ * which must not enter their photons twice. */
+START_TEST(identical_spectra)
+{
+    const uint32_t side = _i < 2 ? 3 : 9;
+    const cc_gain_events events = _i == 1 || _i == 2 ? CC_GAIN_EVENTS_SUM
+                                                     : CC_GAIN_EVENTS_SINGLE;
+    struct pool pool = make_pool(400, 400, _i % 2 ? 6000 : 2330);
+    cc_config config = accumulating_config(&pool, side);
+    cc_finder *cpu = trained_finder(&pool, config, NULL);
+    cc_gain_calibration *want = pool_spectra(&pool, events), *got[GPUS];
+    ck_assert_int_eq(cc_finder_set_gain_calibration(cpu, want), CC_OK);
+    cc_finder *gpu[GPUS];
+    config.backend = CC_BACKEND_CUDA;
+    for (int g = 0; g < GPUS; g++) {
+        config.streams = gpu_streams[g];
+        gpu[g] = trained_finder(&pool, config, NULL);
+        ck_assert_int_eq(cc_finder_set_gain_calibration(gpu[g], want), CC_OK);
+        got[g] = pool_spectra(&pool, events);
+    }
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    uint32_t n_frames = frames_to_run(600);
+    process_alike(&pool, cpu, gpu, n_frames, clusters, take_spectra, got);
+    ck_assert_int_eq(cc_finder_take_gain_calibration(cpu, want), CC_OK);
+    uint64_t photons = 0;
+    for (int g = 0; g < GPUS; g++) {
+        take_spectra(gpu[g], g, got);
+        photons = assert_same_spectra(want, got[g], pool.pixels);
+        cc_gain_calibration_destroy(got[g]);
+        cc_finder_destroy(gpu[g]);
+    }
+    printf("  spectra of %s %ux%u: %u frames, %llu photons entered, "
+           "identical on CPU and GPU\n",
+           events == CC_GAIN_EVENTS_SUM ? "every cluster" : "single events",
+           side, side, n_frames, (unsigned long long)photons);
+    cc_finder_destroy(cpu);
+    cc_gain_calibration_destroy(want);
     cc_clusters_destroy(clusters);
     free_pool(&pool);
 }
@@ -862,8 +984,9 @@ static cc_finder *planted_finder(const struct pool *pool, cc_config config,
 
 /* Under auto, a GPU that fails in the third batch but can still hand the
  * pedestal back (a copy that fails, a launch that fails): the finder goes
- * on on the CPU, doing that batch again, and its clusters, pedestal and
- * interpolated image are a CPU-only finder's, byte for byte; the call
+ * on on the CPU, doing that batch again, and its clusters, pedestal,
+ * interpolated image and flat-field spectra are a CPU-only finder's, byte
+ * for byte; the call
  * succeeds, and the backend and the message say what happened. */
 START_TEST(fault_auto_falls_back)
 {
@@ -887,6 +1010,13 @@ START_TEST(fault_auto_falls_back)
                          CC_OK);
     ck_assert_int_eq(cc_finder_set_interpolator(cpu, image[0]), CC_OK);
     ck_assert_int_eq(cc_finder_set_interpolator(gpu, image[0]), CC_OK);
+    cc_gain_calibration *spectra[2];
+    for (int i = 0; i < 2; i++) {
+        spectra[i] = pool_spectra(&pool, CC_GAIN_EVENTS_SUM);
+        ck_assert_int_eq(cc_finder_set_gain_calibration(i ? gpu : cpu,
+                                                        spectra[0]),
+                         CC_OK);
+    }
     for (int b = 0; b < FAULT_BATCHES; b++) {
         size_t n;
         const uint16_t *frames = fault_batch(&pool, b, &n);
@@ -917,10 +1047,18 @@ START_TEST(fault_auto_falls_back)
     ck_assert_mem_eq(cc_interpolator_image(image[1]),
                      cc_interpolator_image(image[0]),
                      2000 * 2000 * sizeof(uint32_t));
-    printf("  %s under auto: %s; %llu photons imaged, as on the CPU alone\n",
-           fault, description, (unsigned long long)a.photons);
     for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(
+            cc_finder_take_gain_calibration(i ? gpu : cpu, spectra[i]), CC_OK);
+    uint64_t entered = assert_same_spectra(spectra[0], spectra[1], pool.pixels);
+    printf("  %s under auto: %s; %llu photons imaged and %llu entered into "
+           "spectra, as on the CPU alone\n",
+           fault, description, (unsigned long long)a.photons,
+           (unsigned long long)entered);
+    for (int i = 0; i < 2; i++) {
         cc_interpolator_destroy(image[i]);
+        cc_gain_calibration_destroy(spectra[i]);
+    }
     cc_eta_calibration_destroy(calibration);
     cc_finder_destroy(gpu);
     cc_finder_destroy(cpu);
@@ -1069,6 +1207,7 @@ int main(void)
     tcase_add_loop_test(masked, identical_with_mask, 0, 4);
     TCase *images = tcase_create("images");
     tcase_add_loop_test(images, identical_images, 0, 6);
+    tcase_add_loop_test(images, identical_spectra, 0, 4);
     TCase *moves = tcase_create("moves");
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);

@@ -512,6 +512,22 @@ static double map_error(const double *map, const double *truth,
     return sqrt(sum_sq / (double)n - mean * mean) / mean;
 }
 
+/* Empty spectra of the simulated flat field's line, binned as config
+ * (rows, cols, range and events filled in) says. */
+static cc_gain_calibration *physics_spectra(cc_gain_calibration_config *config,
+                                            cc_gain_events events)
+{
+    config->rows = config->cols = SIDE;
+    config->low = 600;
+    config->high = 1000;
+    config->events = events;
+    char message[CC_MESSAGE_SIZE];
+    cc_gain_calibration *calibration;
+    ck_assert_int_eq(cc_gain_calibration_new(&calibration, config, message),
+                     CC_OK);
+    return calibration;
+}
+
 /* A calibration of `events` from 16,000 flat-field frames found with
  * prior (or none), into map and quality. */
 static cc_gain_calibration_result calibrate(cc_gain_events events,
@@ -522,14 +538,8 @@ static cc_gain_calibration_result calibrate(cc_gain_events events,
     cc_finder *finder = physics_finder(simulator, prior);
     cc_gain_calibration_config config;
     cc_gain_calibration_config_init(&config);
-    config.rows = config.cols = SIDE;
-    config.low = 600;
-    config.high = 1000;
-    config.events = events;
     char message[CC_MESSAGE_SIZE];
-    cc_gain_calibration *calibration;
-    ck_assert_int_eq(cc_gain_calibration_new(&calibration, &config, message),
-                     CC_OK);
+    cc_gain_calibration *calibration = physics_spectra(&config, events);
     physics_frames(simulator, finder, 0, 64000, NULL, calibration);
     cc_gain_calibration_result result;
     ck_assert_msg(cc_gain_calibration_solve(calibration, prior,
@@ -548,6 +558,64 @@ static cc_gain_calibration_result calibrate(cc_gain_events events,
     cc_simulator_destroy(simulator);
     return result;
 }
+
+/* The spectra a finder keeps while finding (cc_finder_set_gain_calibration)
+ * are those of its clusters entered by cc_gain_calibration_add, count for
+ * count, across a change of settings; wrong shapes are refused. */
+START_TEST(finder_keeps_the_flat_field_spectra)
+{
+    cc_simulator *simulator = physics_simulator(0.05);
+    cc_finder *finder = physics_finder(simulator, NULL);
+    cc_gain_calibration_config config;
+    cc_gain_calibration_config_init(&config);
+    cc_gain_calibration *direct =
+        physics_spectra(&config, CC_GAIN_EVENTS_SINGLE);
+    cc_gain_calibration *taken =
+        physics_spectra(&config, CC_GAIN_EVENTS_SINGLE);
+    char message[CC_MESSAGE_SIZE];
+    cc_gain_calibration *other;
+    ck_assert_int_eq(cc_finder_take_gain_calibration(finder, taken),
+                     CC_ESTATE);
+    ck_assert_int_eq(cc_finder_set_gain_calibration(finder, direct), CC_OK);
+    physics_frames(simulator, finder, 0, 2000, NULL, direct);
+    /* A setting that keeps the pedestal keeps the spectra too. */
+    cc_config settings;
+    ck_assert_int_eq(cc_finder_get_config(finder, &settings), CC_OK);
+    settings.nsigma += 0.5;
+    ck_assert_int_eq(cc_finder_set_config(finder, &settings), CC_OK);
+    physics_frames(simulator, finder, 2000, 1000, NULL, direct);
+    config.bins += 1;
+    ck_assert_int_eq(cc_gain_calibration_new(&other, &config, message), CC_OK);
+    ck_assert_int_eq(cc_finder_take_gain_calibration(finder, other),
+                     CC_EMISMATCH);
+    cc_gain_calibration_destroy(other);
+    config.bins -= 1;
+    config.rows = SIDE / 2;
+    ck_assert_int_eq(cc_gain_calibration_new(&other, &config, message), CC_OK);
+    ck_assert_int_eq(cc_finder_set_gain_calibration(finder, other),
+                     CC_EMISMATCH);
+    cc_gain_calibration_destroy(other);
+    ck_assert_int_eq(cc_finder_take_gain_calibration(finder, taken), CC_OK);
+    uint64_t photons[2], outside[2];
+    cc_gain_calibration_entered(direct, &photons[0], &outside[0]);
+    cc_gain_calibration_entered(taken, &photons[1], &outside[1]);
+    ck_assert_uint_gt(photons[0], 0);
+    ck_assert_uint_eq(photons[0], photons[1]);
+    ck_assert_uint_eq(outside[0], outside[1]);
+    for (size_t p = 0; p < SIDE * SIDE; p++)
+        ck_assert_mem_eq(cc_gain_calibration_counts(direct, p),
+                         cc_gain_calibration_counts(taken, p),
+                         config.bins * sizeof(uint32_t));
+    /* A take empties the finder's spectra. */
+    ck_assert_int_eq(cc_finder_take_gain_calibration(finder, taken), CC_OK);
+    cc_gain_calibration_entered(taken, &photons[1], NULL);
+    ck_assert_uint_eq(photons[0], photons[1]);
+    cc_gain_calibration_destroy(taken);
+    cc_gain_calibration_destroy(direct);
+    cc_finder_destroy(finder);
+    cc_simulator_destroy(simulator);
+}
+END_TEST
 
 /* The issue's bounds: a flat field's calibration recovers the 5 % spread
  * to 2 % rms, and data found with it have the line of a detector without
@@ -602,6 +670,7 @@ Suite *suite_gain(void)
     tcase_set_timeout(physics, 900);
     tcase_add_test(physics, gain_map_restores_the_line_width);
     tcase_add_test(physics, flat_field_calibration_recovers_the_map);
+    tcase_add_test(physics, finder_keeps_the_flat_field_spectra);
     suite_add_tcase(suite, physics);
 #endif
     return suite;

@@ -94,21 +94,46 @@ void cc_gain_calibration_destroy(cc_gain_calibration *calibration)
     free(calibration);
 }
 
-/* The energy a cluster gives its centre pixel, or false when it is not
- * one of the calibration's events. */
-static bool event_energy(const cc_gain_calibration_config *c,
-                         const cc_frame_clusters *frame, uint32_t i,
-                         double *energy)
+void cc__gain_calibration_binning(const cc_gain_calibration *calibration,
+                                  struct cc__gain_binning *binning)
 {
-    uint32_t cells = frame->size_x * frame->size_y;
-    const int32_t *values = frame->values + (size_t)i * cells;
-    int64_t sum = cc_cluster_energy(CC_ENERGY_SUM, frame->size_x,
-                                    frame->size_y, values);
-    int32_t centre = values[(frame->size_y / 2) * frame->size_x +
-                            frame->size_x / 2];
-    *energy = (double)sum;
-    return c->events == CC_GAIN_EVENTS_SUM ||
-           (sum > 0 && (double)centre >= c->fraction * (double)sum);
+    const cc_gain_calibration_config *c = &calibration->config;
+    *binning = (struct cc__gain_binning){
+        .bins = c->bins,
+        .every_cluster = c->events == CC_GAIN_EVENTS_SUM,
+        .fraction = c->fraction,
+        .low = c->low,
+        .high = c->high,
+        .scale = (double)c->bins / (c->high - c->low)};
+}
+
+/* A count that stops at UINT32_MAX rather than wrap. */
+static void add_count(uint32_t *count, uint64_t n)
+{
+    uint64_t sum = *count + n;
+    *count = sum < UINT32_MAX ? (uint32_t)sum : UINT32_MAX;
+}
+
+void cc__gain_calibration_add_frame(cc_gain_calibration *calibration,
+                                    const cc_frame_clusters *frame)
+{
+    const cc_gain_calibration_config *c = &calibration->config;
+    struct cc__gain_binning binning;
+    cc__gain_calibration_binning(calibration, &binning);
+    const uint32_t cells = frame->size_x * frame->size_y;
+    for (uint32_t i = 0; i < frame->count; i++) {
+        int32_t bin = gain_event_bin(&binning, frame->size_x, frame->size_y,
+                                     frame->values + (size_t)i * cells);
+        if (bin == CC__GAIN_NO_EVENT)
+            continue;
+        if (bin == CC__GAIN_OUTSIDE) {
+            calibration->outside++;
+            continue;
+        }
+        size_t pixel = (size_t)frame->y[i] * c->cols + frame->x[i];
+        add_count(&calibration->counts[pixel * c->bins + (uint32_t)bin], 1);
+        calibration->photons++;
+    }
 }
 
 int cc_gain_calibration_add(cc_gain_calibration *calibration,
@@ -125,27 +150,51 @@ int cc_gain_calibration_add(cc_gain_calibration *calibration,
             if (frame.x[i] >= c->cols || frame.y[i] >= c->rows)
                 return CC_EINVAL;
     }
-    double scale = (double)c->bins / (c->high - c->low);
     for (size_t k = 0; k < frames; k++) {
         cc_frame_clusters frame;
         cc_clusters_frame(clusters, k, &frame);
-        for (uint32_t i = 0; i < frame.count; i++) {
-            double energy;
-            if (!event_energy(c, &frame, i, &energy))
-                continue;
-            if (!(energy >= c->low && energy < c->high)) {
-                calibration->outside++;
-                continue;
-            }
-            uint32_t bin = (uint32_t)((energy - c->low) * scale);
-            bin = bin < c->bins ? bin : c->bins - 1;
-            size_t pixel = (size_t)frame.y[i] * c->cols + frame.x[i];
-            uint32_t *count = &calibration->counts[pixel * c->bins + bin];
-            *count += *count < UINT32_MAX;
-            calibration->photons++;
-        }
+        cc__gain_calibration_add_frame(calibration, &frame);
     }
     return CC_OK;
+}
+
+const cc_gain_calibration_config *
+cc__gain_calibration_config(const cc_gain_calibration *calibration)
+{
+    return &calibration->config;
+}
+
+bool cc__gain_calibration_same(const cc_gain_calibration *a,
+                               const cc_gain_calibration *b)
+{
+    const cc_gain_calibration_config *x = &a->config, *y = &b->config;
+    return x->rows == y->rows && x->cols == y->cols && x->bins == y->bins &&
+           x->low == y->low && x->high == y->high && x->events == y->events &&
+           x->fraction == y->fraction && x->min_photons == y->min_photons;
+}
+
+void cc__gain_calibration_absorb(cc_gain_calibration *into,
+                                 const uint64_t *counts, uint64_t photons,
+                                 uint64_t outside)
+{
+    size_t n = into->pixels * into->config.bins;
+    for (size_t i = 0; i < n; i++)
+        if (counts[i] != 0)
+            add_count(&into->counts[i], counts[i]);
+    into->photons += photons;
+    into->outside += outside;
+}
+
+void cc__gain_calibration_move(cc_gain_calibration *into,
+                               cc_gain_calibration *from)
+{
+    size_t n = from->pixels * from->config.bins;
+    for (size_t i = 0; i < n; i++)
+        add_count(&into->counts[i], from->counts[i]);
+    into->photons += from->photons;
+    into->outside += from->outside;
+    memset(from->counts, 0, n * sizeof *from->counts);
+    from->photons = from->outside = 0;
 }
 
 const uint32_t *cc_gain_calibration_counts(

@@ -57,15 +57,29 @@ struct fixed_planes {
     void *reference_offset, *reference_rms;
 };
 
+/* Counts the GPU adds to across batches until the host takes them. */
+struct device_tally {
+    unsigned long long *counts;
+    size_t n;
+    unsigned long long *totals; /* what became of the photons */
+    size_t n_totals;
+};
+
 /* The interpolated image the GPU keeps (docs/spec.md §7.7). */
 struct device_imaging {
     cc__image_map map;             /* its tables point at the arrays below */
     double *fx, *fy;
     uint8_t *row_empty, *column_empty;
-    unsigned long long *counts;    /* one a bin of the image */
-    size_t bins;
-    unsigned long long *stats;     /* photons, uninterpolable, clipped,
-                                      outside */
+    struct device_tally image;     /* one count a bin of the image; photons,
+                                      uninterpolable, clipped, outside */
+};
+
+/* A flat field's per-pixel spectra the GPU keeps (docs/spec.md §9.3). */
+struct device_spectra {
+    cc__gain_binning binning;
+    uint32_t cols;
+    struct device_tally spectra; /* binning.bins counts a pixel; photons,
+                                    outside */
 };
 
 struct cc__cuda {
@@ -103,14 +117,23 @@ struct cc__cuda {
     size_t frames_capacity;
     bool dirty; /* a failed batch may have left bitmaps or counts set */
     struct device_imaging *imaging; /* NULL: no imaging */
-    uint8_t *chunk_imaged; /* per chunk of a batch: its photons are in the
-                              image (a batch run again skips them) */
+    struct device_spectra *spectra; /* NULL: no flat field's spectra */
+    uint8_t *chunk_entered; /* per chunk of a batch: its photons are in the
+                              image and spectra (a batch run again skips
+                              them) */
     struct cc__fault fault; /* planted (CC_CUDA_FAULT), for tests */
     uint64_t batches;       /* batches begun, to find the faulty one */
     bool lost;              /* a planted "lost" fault: every call fails */
 };
 
 static void free_imaging(struct device_imaging *imaging);
+static void free_spectra(struct device_spectra *spectra);
+
+/* Whether batches add their clusters to what the GPU keeps across them. */
+static bool accumulating(const struct cc__cuda *cuda)
+{
+    return cuda->imaging != NULL || cuda->spectra != NULL;
+}
 
 /* Records a CUDA failure in message and returns CC_EDEVICE. */
 static int cuda_failure(char *message, const char *what, cudaError_t error)
@@ -202,7 +225,8 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
             cudaFree(cuda->state[b][f]);
     cudaFreeHost(cuda->chunk_totals);
     free_imaging(cuda->imaging);
-    free(cuda->chunk_imaged);
+    free_spectra(cuda->spectra);
+    free(cuda->chunk_entered);
     cudaFree(cuda->device_totals);
     cudaFreeHost(cuda->stored);
     cudaFreeHost(cuda->dropped);
@@ -631,11 +655,11 @@ static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
         cuda->device_totals = NULL;
         CUDA_TRY(cudaMalloc(&cuda->device_totals, capacity * 8),
                  "allocating per-batch counts");
-        uint8_t *imaged = (uint8_t *)realloc(cuda->chunk_imaged, capacity);
-        if (imaged == NULL)
+        uint8_t *entered = (uint8_t *)realloc(cuda->chunk_entered, capacity);
+        if (entered == NULL)
             return cc__message(message, CC_ENOMEM,
                                "no memory for %zu chunks", capacity);
-        cuda->chunk_imaged = imaged;
+        cuda->chunk_entered = entered;
         cuda->totals_capacity = capacity;
     }
     return CC_OK;
@@ -651,7 +675,8 @@ struct batch {
     size_t launches;      /* decide launches enqueued so far */
     size_t placed;        /* clusters copied (or on their way) into out */
     size_t slot_clusters; /* a slot's arrays need this many (0: they did) */
-    size_t image_enqueued; /* chunks whose image launch is enqueued */
+    size_t entries_enqueued; /* chunks whose image and spectra launches are
+                              enqueued */
     size_t fault_chunk;   /* the chunk a planted fault fails, or SIZE_MAX */
     uint32_t size_x, size_y;
 };
@@ -886,21 +911,31 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
     return CC_OK;
 }
 
-/* Images a chunk's photons after its extraction, unless an earlier run
- * of the batch did. */
-static int enqueue_image(struct cc__cuda *cuda, struct slot *slot,
-                         const struct batch *batch, size_t chunk,
-                         char *message)
+/* Images a chunk's photons and enters them into the flat field's
+ * spectra after its extraction, unless an earlier run of the batch did. */
+static int enqueue_accumulators(struct cc__cuda *cuda, struct slot *slot,
+                                const struct batch *batch, size_t chunk,
+                                char *message)
 {
-    if (cuda->imaging == NULL || cuda->chunk_imaged[chunk])
+    if (cuda->chunk_entered[chunk])
         return CC_OK;
-    CUDA_TRY(cc__launch_image(cuda->imaging->map, batch->size_x,
-                              batch->size_y, slot->cluster_x, slot->cluster_y,
-                              slot->cluster_values,
-                              cuda->device_totals + chunk,
-                              slot->cluster_capacity, cuda->imaging->counts,
-                              cuda->imaging->stats, cuda->output),
-             "launching the image kernel");
+    const cc__chunk_clusters clusters = {
+        batch->size_x,         batch->size_y,
+        slot->cluster_x,       slot->cluster_y,
+        slot->cluster_values,  cuda->device_totals + chunk,
+        slot->cluster_capacity};
+    if (cuda->imaging != NULL)
+        CUDA_TRY(cc__launch_image(cuda->imaging->map, clusters,
+                                  cuda->imaging->image.counts,
+                                  cuda->imaging->image.totals, cuda->output),
+                 "launching the image kernel");
+    if (cuda->spectra != NULL)
+        CUDA_TRY(cc__launch_spectra(cuda->spectra->binning,
+                                    cuda->spectra->cols, clusters,
+                                    cuda->spectra->spectra.counts,
+                                    cuda->spectra->spectra.totals,
+                                    cuda->output),
+                 "launching the spectra kernel");
     return CC_OK;
 }
 
@@ -923,7 +958,7 @@ static int download_chunk(struct cc__cuda *cuda, struct batch *batch,
     CUDA_TRY(cudaEventSynchronize(slot->extracted), "extracting clusters");
     size_t total = (size_t)((volatile uint64_t *)cuda->chunk_totals)[chunk];
     if (total <= slot->cluster_capacity)
-        cuda->chunk_imaged[chunk] = 1; /* (when imaging) */
+        cuda->chunk_entered[chunk] = 1; /* (when accumulating) */
     if (total > slot->cluster_capacity && total > batch->slot_clusters)
         batch->slot_clusters = total;
     if (batch->slot_clusters != 0)
@@ -978,7 +1013,7 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
     batch->launches = 0;
     batch->placed = 0;
     batch->slot_clusters = 0;
-    batch->image_enqueued = 0;
+    batch->entries_enqueued = 0;
     size_t n_chunks =
         (batch->n_frames + cuda->chunk_frames - 1) / cuda->chunk_frames;
     for (size_t chunk = 0; chunk < n_chunks; chunk++) {
@@ -1003,10 +1038,10 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
             rc = enqueue_extract<T>(cuda, slot, batch, chunk, first, count,
                                     message);
         if (rc == CC_OK)
-            rc = enqueue_image(cuda, slot, batch, chunk, message);
+            rc = enqueue_accumulators(cuda, slot, batch, chunk, message);
         if (rc != CC_OK)
             return rc;
-        batch->image_enqueued = chunk + 1;
+        batch->entries_enqueued = chunk + 1;
     }
     size_t behind = n_chunks > cuda->n_slots ? n_chunks - cuda->n_slots : 0;
     for (size_t chunk = behind; chunk < n_chunks; chunk++) {
@@ -1063,45 +1098,105 @@ static int first_failure(int rc, struct cc__cuda *cuda)
 }
 
 /* After a failed batch under CC_BACKEND_AUTO, which the CPU does again:
- * the image keeps the chunks the GPU imaged, which chunk_imaged marks,
- * for the CPU to skip (cc__cuda_frames_imaged). Unless the GPU cannot
- * finish its work: then the image cannot be taken either. */
-static int mark_imaged(struct cc__cuda *cuda, const struct batch *batch,
+ * the image and spectra keep the chunks the GPU entered, which
+ * chunk_entered marks, for the CPU to skip (cc__cuda_frames_entered).
+ * Unless the GPU cannot finish its work: then they cannot be taken
+ * either. */
+static int mark_entered(struct cc__cuda *cuda, const struct batch *batch,
                        int rc)
 {
-    if (cuda->imaging == NULL || cudaDeviceSynchronize() != cudaSuccess)
+    if (!accumulating(cuda) || cudaDeviceSynchronize() != cudaSuccess)
         return rc;
-    for (size_t chunk = 0; chunk < batch->image_enqueued; chunk++)
-        cuda->chunk_imaged[chunk] |=
+    for (size_t chunk = 0; chunk < batch->entries_enqueued; chunk++)
+        cuda->chunk_entered[chunk] |=
             cuda->chunk_totals[chunk] <=
             cuda->slots[chunk % cuda->n_slots].cluster_capacity;
     return rc;
 }
 
-void cc__cuda_frames_imaged(const struct cc__cuda *cuda, size_t n_frames,
-                            uint8_t *imaged)
+void cc__cuda_frames_entered(const struct cc__cuda *cuda, size_t n_frames,
+                             uint8_t *entered)
 {
     for (size_t k = 0; k < n_frames; k++)
-        imaged[k] = cuda->imaging != NULL &&
-                    cuda->chunk_imaged[k / cuda->chunk_frames];
+        entered[k] = accumulating(cuda) &&
+                    cuda->chunk_entered[k / cuda->chunk_frames];
 }
 
-/* After a failed batch, part of which may be in the image: the image is
- * emptied rather than left holding part of a batch, and message says so. */
-static int drop_image(struct cc__cuda *cuda, int rc, char *message)
+/* Allocates a tally of n counts and n_totals totals, all zero. */
+static int make_tally(struct device_tally *tally, size_t n, size_t n_totals,
+                      const char *what, char *message)
 {
-    if (cuda->imaging == NULL)
+    tally->n = n;
+    tally->n_totals = n_totals;
+    CUDA_TRY(cudaMalloc(&tally->counts, n * sizeof(unsigned long long)), what);
+    CUDA_TRY(cudaMalloc(&tally->totals,
+                        n_totals * sizeof(unsigned long long)),
+             what);
+    CUDA_TRY(cudaMemset(tally->counts, 0, n * sizeof(unsigned long long)),
+             what);
+    CUDA_TRY(cudaMemset(tally->totals, 0,
+                        n_totals * sizeof(unsigned long long)),
+             what);
+    return CC_OK;
+}
+
+static void free_tally(struct device_tally *tally)
+{
+    cudaFree(tally->counts);
+    cudaFree(tally->totals);
+}
+
+/* Empties a tally, as far as the device still can. */
+static void clear_tally(struct device_tally *tally)
+{
+    cudaMemset(tally->counts, 0, tally->n * sizeof(unsigned long long));
+    cudaMemset(tally->totals, 0, tally->n_totals * sizeof(unsigned long long));
+}
+
+/* Copies a tally's counts and totals to the host and empties it. */
+static int take_tally(struct device_tally *tally, uint64_t *counts,
+                      unsigned long long *totals, const char *what,
+                      char *message)
+{
+    CUDA_TRY(cudaMemcpy(counts, tally->counts,
+                        tally->n * sizeof(unsigned long long),
+                        cudaMemcpyDeviceToHost),
+             what);
+    CUDA_TRY(cudaMemcpy(totals, tally->totals,
+                        tally->n_totals * sizeof(unsigned long long),
+                        cudaMemcpyDeviceToHost),
+             what);
+    CUDA_TRY(cudaMemset(tally->counts, 0,
+                        tally->n * sizeof(unsigned long long)),
+             what);
+    CUDA_TRY(cudaMemset(tally->totals, 0,
+                        tally->n_totals * sizeof(unsigned long long)),
+             what);
+    return CC_OK;
+}
+
+/* After a failed batch, part of which may be in the image and spectra:
+ * they are emptied rather than left holding part of a batch, and message
+ * says so. */
+static int drop_accumulated(struct cc__cuda *cuda, int rc, char *message)
+{
+    if (!accumulating(cuda))
         return rc;
     cudaDeviceSynchronize();
-    cudaMemset(cuda->imaging->counts, 0,
-               cuda->imaging->bins * sizeof(unsigned long long));
-    cudaMemset(cuda->imaging->stats, 0, 4 * sizeof(unsigned long long));
+    if (cuda->imaging != NULL)
+        clear_tally(&cuda->imaging->image);
+    if (cuda->spectra != NULL)
+        clear_tally(&cuda->spectra->spectra);
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", message);
     return cc__message(message, rc,
-                       "%s; the photons the GPU imaged since the last take "
+                       "%s; the photons the GPU %s since the last take "
                        "are dropped",
-                       failure);
+                       failure,
+                       cuda->imaging == NULL ? "entered into the spectra"
+                       : cuda->spectra == NULL
+                           ? "imaged"
+                           : "imaged and entered into the spectra");
 }
 
 static void free_imaging(struct device_imaging *imaging)
@@ -1112,8 +1207,7 @@ static void free_imaging(struct device_imaging *imaging)
     cudaFree(imaging->fy);
     cudaFree(imaging->row_empty);
     cudaFree(imaging->column_empty);
-    cudaFree(imaging->counts);
-    cudaFree(imaging->stats);
+    free_tally(&imaging->image);
     free(imaging);
 }
 
@@ -1127,8 +1221,6 @@ static int make_imaging(const cc__image_map *map,
         return cc__message(message, CC_ENOMEM, "no memory for imaging");
     *made = imaging;
     size_t cells = (size_t)map->bins * map->bins;
-    imaging->bins = (size_t)map->rows * map->subpixels * map->cols *
-                    map->subpixels;
     CUDA_TRY(cudaMalloc(&imaging->fx, cells * sizeof(double)),
              "allocating the transport map");
     CUDA_TRY(cudaMalloc(&imaging->fy, cells * sizeof(double)),
@@ -1137,11 +1229,6 @@ static int make_imaging(const cc__image_map *map,
              "allocating the transport map");
     CUDA_TRY(cudaMalloc(&imaging->column_empty, map->bins),
              "allocating the transport map");
-    CUDA_TRY(cudaMalloc(&imaging->counts,
-                        imaging->bins * sizeof(unsigned long long)),
-             "allocating the image");
-    CUDA_TRY(cudaMalloc(&imaging->stats, 4 * sizeof(unsigned long long)),
-             "allocating the image");
     CUDA_TRY(cudaMemcpy(imaging->fx, map->fx, cells * sizeof(double),
                         cudaMemcpyHostToDevice),
              "copying the transport map");
@@ -1154,11 +1241,12 @@ static int make_imaging(const cc__image_map *map,
     CUDA_TRY(cudaMemcpy(imaging->column_empty, map->column_empty, map->bins,
                         cudaMemcpyHostToDevice),
              "copying the transport map");
-    CUDA_TRY(cudaMemset(imaging->counts, 0,
-                        imaging->bins * sizeof(unsigned long long)),
-             "clearing the image");
-    CUDA_TRY(cudaMemset(imaging->stats, 0, 4 * sizeof(unsigned long long)),
-             "clearing the image");
+    int rc = make_tally(&imaging->image,
+                        (size_t)map->rows * map->subpixels * map->cols *
+                            map->subpixels,
+                        4, "allocating the image", message);
+    if (rc != CC_OK)
+        return rc;
     imaging->map = *map;
     imaging->map.fx = imaging->fx;
     imaging->map.fy = imaging->fy;
@@ -1189,23 +1277,65 @@ int cc__cuda_set_image(struct cc__cuda *cuda, const struct cc__image_map *map,
 int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
                         cc_image_stats *stats, char *message)
 {
-    struct device_imaging *imaging = cuda->imaging;
     unsigned long long totals[4];
     REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
-    CUDA_TRY(cudaMemcpy(counts, imaging->counts,
-                        imaging->bins * sizeof(unsigned long long),
-                        cudaMemcpyDeviceToHost),
-             "copying the image from the GPU");
-    CUDA_TRY(cudaMemcpy(totals, imaging->stats, sizeof totals,
-                        cudaMemcpyDeviceToHost),
-             "copying the image from the GPU");
-    CUDA_TRY(cudaMemset(imaging->counts, 0,
-                        imaging->bins * sizeof(unsigned long long)),
-             "clearing the image");
-    CUDA_TRY(cudaMemset(imaging->stats, 0, sizeof totals),
-             "clearing the image");
+    int rc = take_tally(&cuda->imaging->image, counts, totals,
+                        "taking the image from the GPU", message);
+    if (rc != CC_OK)
+        return rc;
     *stats = (cc_image_stats){totals[0], totals[1], totals[2], totals[3]};
+    return CC_OK;
+}
+
+static void free_spectra(struct device_spectra *spectra)
+{
+    if (spectra == NULL)
+        return;
+    free_tally(&spectra->spectra);
+    free(spectra);
+}
+
+int cc__cuda_set_spectra(struct cc__cuda *cuda,
+                         const struct cc__gain_binning *binning,
+                         uint32_t rows, uint32_t cols, char *message)
+{
+    REFUSE_IF_LOST(cuda);
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    struct device_spectra *made = NULL;
+    if (binning != NULL) {
+        made = (struct device_spectra *)calloc(1, sizeof *made);
+        if (made == NULL)
+            return cc__message(message, CC_ENOMEM, "no memory for spectra");
+        made->binning = *binning;
+        made->cols = cols;
+        int rc = make_tally(&made->spectra,
+                            (size_t)rows * cols * binning->bins, 2,
+                            "allocating the spectra", message);
+        if (rc != CC_OK) { /* the spectra in force stay */
+            free_spectra(made);
+            return rc;
+        }
+    }
+    CUDA_TRY(cudaDeviceSynchronize(), "finishing the GPU's work");
+    free_spectra(cuda->spectra);
+    cuda->spectra = made;
+    return CC_OK;
+}
+
+int cc__cuda_take_spectra(struct cc__cuda *cuda, uint64_t *counts,
+                          uint64_t *photons, uint64_t *outside,
+                          char *message)
+{
+    unsigned long long totals[2];
+    REFUSE_IF_LOST(cuda);
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    int rc = take_tally(&cuda->spectra->spectra, counts, totals,
+                        "taking the spectra from the GPU", message);
+    if (rc != CC_OK)
+        return rc;
+    *photons = totals[0];
+    *outside = totals[1];
     return CC_OK;
 }
 
@@ -1255,7 +1385,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
                             ? n_chunks / 2
                             : SIZE_MAX;
     if (rc == CC_OK)
-        memset(cuda->chunk_imaged, 0, n_chunks);
+        memset(cuda->chunk_entered, 0, n_chunks);
     for (int attempt = 0; attempt < 2 && rc == CC_OK; attempt++) {
         rc = first_failure(cuda->precision == CC_PRECISION_DOUBLE
                                ? run_batch<double>(cuda, &batch, message)
@@ -1277,8 +1407,8 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     if (rc != CC_OK) {
         cc__clusters_clear(out, nx, ny);
         return config->backend == CC_BACKEND_AUTO
-                   ? mark_imaged(cuda, &batch, rc)
-                   : drop_image(cuda, rc, message);
+                   ? mark_entered(cuda, &batch, rc)
+                   : drop_accumulated(cuda, rc, message);
     }
     for (size_t k = 0; k < n_frames; k++) {
         rc = cc__clusters_begin_frame(out, numbers != NULL ? numbers[k]

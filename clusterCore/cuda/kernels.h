@@ -139,17 +139,34 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
                                const cc__cluster_output &output,
                                uint32_t first_frame, cudaStream_t stream);
 
-/* Adds the photons of a chunk's clusters (device arrays, *total of them,
- * a device pointer; nothing when *total > capacity, the chunk having not
- * been written) to counts, one uint64 a bin of map's image, and
- * photons, uninterpolable, clipped and outside to stats[0..3]. map's
- * tables are device pointers. */
+/* A chunk's clusters on the device, as the extract kernel left them:
+ * *total of them (a device pointer), none written when *total > capacity
+ * (the chunk is then run again). */
+struct cc__chunk_clusters {
+    uint32_t size_x, size_y;
+    const uint16_t *x, *y;
+    const int32_t *values;
+    const uint64_t *total;
+    uint64_t capacity;
+};
+
+/* Adds the photons of a chunk's clusters to counts, one uint64 a bin of
+ * map's image, and photons, uninterpolable, clipped and outside to
+ * stats[0..3]. map's tables are device pointers. */
 struct cc__image_map;
-cudaError_t cc__launch_image(const cc__image_map &map, uint32_t size_x,
-                             uint32_t size_y, const uint16_t *x,
-                             const uint16_t *y, const int32_t *values,
-                             const uint64_t *total, uint64_t capacity,
+cudaError_t cc__launch_image(const cc__image_map &map,
+                             const cc__chunk_clusters &chunk,
                              unsigned long long *counts,
                              unsigned long long *stats, cudaStream_t stream);
+
+/* Enters a chunk's clusters into per-pixel spectra, binning.bins uint64
+ * counts a pixel of a frame cols wide, and the photons entered and those
+ * outside the range to totals[0..1]. */
+struct cc__gain_binning;
+cudaError_t cc__launch_spectra(const cc__gain_binning &binning, uint32_t cols,
+                               const cc__chunk_clusters &chunk,
+                               unsigned long long *counts,
+                               unsigned long long *totals,
+                               cudaStream_t stream);
 
 #endif

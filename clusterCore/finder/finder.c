@@ -25,6 +25,9 @@ struct cc_finder {
     cc_interpolator *imaging; /* the map, and the photons imaged on the
                                  host since the last take; NULL: none */
     uint64_t *gpu_image;      /* room to take the GPU's image into */
+    cc_gain_calibration *spectra; /* a flat field's spectra entered on the
+                                     host since the last take; NULL: none */
+    uint64_t *gpu_spectra;        /* room to take the GPU's spectra into */
     /* Common mode (docs/spec.md §8): the regions, room for the training's
      * region sums and for a batch's figures, and each region's tally. */
     struct cc__regions regions;
@@ -39,6 +42,11 @@ struct cc_finder {
     struct cc__gain gain; /* docs/spec.md §9 */
     char last_error[CC_MESSAGE_SIZE];
 };
+
+/* After a fall-back, which of a batch's frames the GPU had entered into
+ * what the finder keeps across batches, so that the CPU enters each
+ * photon once. */
+enum { ENTERED_IN_IMAGE = 1, ENTERED_IN_SPECTRA = 2 };
 
 /* Records the detail of a failure on the finder and returns code. */
 #define FAIL(finder, code, ...) \
@@ -154,6 +162,52 @@ static int pull_gpu_image(cc_finder *finder)
 #endif
 }
 
+/* Adds the spectra the GPU entered since the last take to the host's. */
+static int pull_gpu_spectra(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda == NULL || finder->spectra == NULL)
+        return CC_OK;
+    const cc_gain_calibration_config *c =
+        cc__gain_calibration_config(finder->spectra);
+    if (finder->gpu_spectra == NULL) {
+        size_t n = (size_t)c->rows * c->cols * c->bins;
+        finder->gpu_spectra = malloc(n * sizeof *finder->gpu_spectra);
+        if (finder->gpu_spectra == NULL)
+            return FAIL(finder, CC_ENOMEM, "no memory for the GPU's spectra");
+    }
+    uint64_t photons, outside;
+    int rc = cc__cuda_take_spectra(finder->cuda, finder->gpu_spectra, &photons,
+                                   &outside, finder->last_error);
+    if (rc == CC_OK)
+        cc__gain_calibration_absorb(finder->spectra, finder->gpu_spectra,
+                                    photons, outside);
+    return rc;
+#else
+    (void)finder;
+    return CC_OK;
+#endif
+}
+
+/* Gives the spectra's binning (or none) to the GPU. */
+static int publish_spectra(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda == NULL)
+        return CC_OK;
+    if (finder->spectra == NULL)
+        return cc__cuda_set_spectra(finder->cuda, NULL, 0, 0,
+                                    finder->last_error);
+    struct cc__gain_binning binning;
+    cc__gain_calibration_binning(finder->spectra, &binning);
+    return cc__cuda_set_spectra(finder->cuda, &binning, finder->config.rows,
+                                finder->config.cols, finder->last_error);
+#else
+    (void)finder;
+    return CC_OK;
+#endif
+}
+
 /* Gives the imaging map (or none) to the GPU. */
 static int publish_imaging(cc_finder *finder)
 {
@@ -225,6 +279,8 @@ void cc_finder_destroy(cc_finder *finder)
     cc__pedestal_free(&finder->pedestal);
     cc_interpolator_destroy(finder->imaging);
     free(finder->gpu_image);
+    cc_gain_calibration_destroy(finder->spectra);
+    free(finder->gpu_spectra);
     free(finder->region_sums);
     free(finder->batch_common_mode);
     free(finder->batch_estimated);
@@ -294,6 +350,14 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
                     " pixels: take the image and set no interpolator "
                     "before changing the frame size",
                     finder->config.rows, finder->config.cols);
+    if (finder->spectra != NULL && config != NULL &&
+        (config->rows != finder->config.rows ||
+         config->cols != finder->config.cols))
+        return FAIL(finder, CC_ESTATE,
+                    "the finder keeps spectra of %" PRIu32 " x %" PRIu32
+                    " pixels: take them and set no gain calibration before "
+                    "changing the frame size",
+                    finder->config.rows, finder->config.cols);
     cc_finder *next;
     int rc = cc_finder_new(&next, config, finder->last_error);
     if (rc != CC_OK)
@@ -325,6 +389,24 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
         }
         finder->imaging = NULL; /* now next's */
     }
+    /* So do the spectra, with what the GPU entered so far. */
+    if (finder->spectra != NULL) {
+        rc = pull_gpu_spectra(finder);
+        if (rc == CC_OK) {
+            next->spectra = finder->spectra;
+            rc = publish_spectra(next);
+            if (rc != CC_OK)
+                cc__message(finder->last_error, rc, "%s", next->last_error);
+            next->spectra = rc == CC_OK ? next->spectra : NULL;
+        }
+        if (rc != CC_OK) {
+            finder->imaging = next->imaging; /* given back */
+            next->imaging = NULL;
+            cc_finder_destroy(next);
+            return rc;
+        }
+        finder->spectra = NULL; /* now next's */
+    }
     if (pedestal_survives(&finder->config, config)) {
         rc = sync_host_state(finder);
         if (rc == CC_OK) {
@@ -341,6 +423,8 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
             cc__message(finder->last_error, rc, "%s", next->last_error);
             finder->imaging = next->imaging; /* given back */
             next->imaging = NULL;
+            finder->spectra = next->spectra;
+            next->spectra = NULL;
             cc_finder_destroy(next);
             return rc;
         }
@@ -450,22 +534,28 @@ int cc_finder_finish_training(cc_finder *finder)
 #ifdef CC_HAVE_CUDA
 /* After the GPU failed in a batch of n_frames under CC_BACKEND_AUTO: the
  * CPU takes over, with the pedestal if the GPU can still hand it back
- * (CC_OK: the caller does the batch again on the CPU, imaging the frames
- * that *imaged, when not NULL, does not mark as in the image already),
- * else from training (CC_EDEVICE). last_error says which. */
+ * (CC_OK: the caller does the batch again on the CPU, entering into the
+ * image and spectra the frames that *entered, when not NULL, does not
+ * mark as in them already), else from training (CC_EDEVICE). last_error
+ * says which. */
 static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
-                            uint8_t **imaged)
+                            uint8_t **entered)
 {
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", finder->last_error);
     bool kept = sync_host_state(finder) == CC_OK;
-    bool image_kept = finder->imaging == NULL;
-    *imaged = NULL;
-    if (!image_kept && (*imaged = malloc(n_frames)) != NULL) {
-        cc__cuda_frames_imaged(finder->cuda, n_frames, *imaged);
-        image_kept = pull_gpu_image(finder) == CC_OK;
-        if (!image_kept) /* none of the batch is imaged: the CPU does all */
-            memset(*imaged, 0, n_frames);
+    bool all_taken = finder->imaging == NULL && finder->spectra == NULL;
+    *entered = NULL;
+    if (!all_taken && (*entered = malloc(n_frames)) != NULL) {
+        cc__cuda_frames_entered(finder->cuda, n_frames, *entered);
+        /* What could not be taken from the GPU is lost whole: the CPU
+         * enters all of the batch into it. */
+        uint8_t taken =
+            (pull_gpu_image(finder) == CC_OK ? ENTERED_IN_IMAGE : 0) |
+            (pull_gpu_spectra(finder) == CC_OK ? ENTERED_IN_SPECTRA : 0);
+        all_taken = taken == (ENTERED_IN_IMAGE | ENTERED_IN_SPECTRA);
+        for (size_t k = 0; k < n_frames; k++)
+            (*entered)[k] = (*entered)[k] ? taken : 0;
     }
     cc__cuda_destroy(finder->cuda);
     finder->cuda = NULL;
@@ -476,20 +566,20 @@ static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
     cc__message(note, CC_OK, "the GPU failed: %s", failure);
     int rc = open_cpu(finder, note, finder->last_error);
     if (rc != CC_OK) { /* last_error says why; no backend is left */
-        free(*imaged);
-        *imaged = NULL;
+        free(*entered);
+        *entered = NULL;
         return rc;
     }
     cc__message(finder->last_error, CC_EDEVICE,
                 "%s; switched to the CPU backend, %s%s", failure,
                 kept ? "pedestal kept, the batch done again on the CPU"
                      : "pedestal lost: train it again",
-                image_kept ? ""
-                           : "; the photons the GPU imaged since the last "
-                             "take are lost");
+                all_taken ? ""
+                          : "; the photons the GPU imaged or entered into "
+                            "spectra since the last take are lost");
     if (!kept) {
-        free(*imaged);
-        *imaged = NULL;
+        free(*entered);
+        *entered = NULL;
     }
     return kept ? CC_OK : CC_EDEVICE;
 }
@@ -583,7 +673,8 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
     int rc = reserve_common_mode(finder, n_frames);
     if (rc != CC_OK)
         return rc;
-    uint8_t *imaged = NULL; /* after a fall-back: frames the GPU imaged */
+    uint8_t *entered = NULL; /* after a fall-back: what the GPU entered of
+                                each frame (ENTERED_IN_IMAGE, ...) */
 #ifdef CC_HAVE_CUDA
     /* A fall-back whose CPU backend could not be made left no backend. */
     if (finder->backend == CC_BACKEND_CUDA && finder->cuda == NULL)
@@ -596,7 +687,7 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                               n_frames, clusters, finder->batch_common_mode,
                               finder->batch_estimated, finder->last_error);
         if (rc == CC_EDEVICE && finder->config.backend == CC_BACKEND_AUTO)
-            rc = fall_back_to_cpu(finder, n_frames, &imaged);
+            rc = fall_back_to_cpu(finder, n_frames, &entered);
         else if (rc == CC_OK)
             finder->host_state_stale = true;
         if (rc != CC_OK)
@@ -612,15 +703,18 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                              finder->batch_common_mode,
                              finder->batch_estimated, finder->last_error);
         /* The centres lie in the frame, so adding cannot fail. */
-        for (size_t k = 0; rc == CC_OK && finder->imaging != NULL &&
-                           k < clusters->n_frames;
+        bool keeping = finder->imaging != NULL || finder->spectra != NULL;
+        for (size_t k = 0; rc == CC_OK && keeping && k < clusters->n_frames;
              k++) {
             cc_frame_clusters frame;
             cc_clusters_frame(clusters, k, &frame);
-            if (imaged == NULL || !imaged[k])
+            uint8_t already = entered != NULL ? entered[k] : 0;
+            if (finder->imaging != NULL && !(already & ENTERED_IN_IMAGE))
                 cc_interpolator_add_frame(finder->imaging, &frame);
+            if (finder->spectra != NULL && !(already & ENTERED_IN_SPECTRA))
+                cc__gain_calibration_add_frame(finder->spectra, &frame);
         }
-        free(imaged);
+        free(entered);
         if (rc != CC_OK)
             return rc;
     }
@@ -822,6 +916,62 @@ int cc_finder_take_image(cc_finder *finder, cc_interpolator *into)
     if (rc != CC_OK)
         return rc;
     cc__interpolator_move(into, finder->imaging);
+    return CC_OK;
+}
+
+int cc_finder_set_gain_calibration(cc_finder *finder,
+                                   const cc_gain_calibration *calibration)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    cc_gain_calibration *made = NULL;
+    if (calibration != NULL) {
+        const cc_gain_calibration_config *c =
+            cc__gain_calibration_config(calibration);
+        if (c->rows != finder->config.rows || c->cols != finder->config.cols)
+            return FAIL(finder, CC_EMISMATCH,
+                        "the calibration's spectra are for %" PRIu32
+                        " x %" PRIu32 " pixels; the finder's frames are "
+                        "%" PRIu32 " x %" PRIu32,
+                        c->rows, c->cols, finder->config.rows,
+                        finder->config.cols);
+        int rc = cc_gain_calibration_new(&made, c, finder->last_error);
+        if (rc != CC_OK)
+            return rc;
+    }
+    cc_gain_calibration *held = finder->spectra;
+    finder->spectra = made;
+    int rc = publish_spectra(finder);
+    if (rc != CC_OK) { /* the GPU kept the spectra it had */
+        finder->spectra = held;
+        cc_gain_calibration_destroy(made);
+        return rc;
+    }
+    cc_gain_calibration_destroy(held);
+    free(finder->gpu_spectra);
+    finder->gpu_spectra = NULL;
+    return CC_OK;
+}
+
+int cc_finder_take_gain_calibration(cc_finder *finder,
+                                    cc_gain_calibration *into)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (into == NULL)
+        return FAIL(finder, CC_EINVAL, "into is NULL");
+    if (finder->spectra == NULL)
+        return FAIL(finder, CC_ESTATE,
+                    "the finder keeps no spectra: set a gain calibration "
+                    "first");
+    if (!cc__gain_calibration_same(into, finder->spectra))
+        return FAIL(finder, CC_EMISMATCH,
+                    "into bins its spectra otherwise than the finder's "
+                    "calibration");
+    int rc = pull_gpu_spectra(finder);
+    if (rc != CC_OK)
+        return rc;
+    cc__gain_calibration_move(into, finder->spectra);
     return CC_OK;
 }
 
