@@ -73,6 +73,8 @@ static void usage(FILE *out)
         "                          single (default): those whose centre holds\n"
         "                          80 %% of the sum; sum: all (run again with\n"
         "                          the map to converge)\n"
+        "  --gain-min-photons N    fewer photons in a pixel's line: the pixel\n"
+        "                          is flagged, not fitted (default 50)\n"
         "  --gain-line-energy KEV  the flat field's line: the map in ADU per\n"
         "                          keV (default: relative to the median pixel)\n"
         "  --gain-mask OUT.npy     the pixels the calibration could not fit, as\n"
@@ -301,6 +303,11 @@ static int apply(struct options *o, const char *name, const char *value)
         if ((index = choose(value, events, 2)) < 0)
             return bad_option(name, value, "single or sum");
         o->gain_events = (cc_gain_events)index;
+    } else if (strcmp(name, "gain-min-photons") == 0) {
+        uint64_t n;
+        if (!parse_unsigned(value, 1, 1000000, &n))
+            return bad_option(name, value, "a number of photons, 1..1000000");
+        o->gain_min_photons = (uint32_t)n;
     } else if (strcmp(name, "gain-line-energy") == 0) {
         if (!parse_real(value, &o->gain_line_energy) ||
             !(o->gain_line_energy > 0))
@@ -387,11 +394,12 @@ static int check(const struct options *o)
         return EXIT_USAGE;
     }
     if ((o->gain_mask != NULL || o->gain_line_energy > 0 ||
-         o->gain_events != CC_GAIN_EVENTS_SINGLE) &&
+         o->gain_events != CC_GAIN_EVENTS_SINGLE ||
+         o->gain_min_photons != GAIN_MIN_PHOTONS) &&
         o->gain_calibrate == NULL) {
-        fprintf(stderr, "clusterfind: --gain-events, --gain-line-energy and "
-                        "--gain-mask shape a calibration: give "
-                        "--gain-calibrate OUT.npy\n");
+        fprintf(stderr, "clusterfind: --gain-events, --gain-min-photons, "
+                        "--gain-line-energy and --gain-mask shape a "
+                        "calibration: give --gain-calibrate OUT.npy\n");
         return EXIT_USAGE;
     }
     if (o->gain_calibrate != NULL && !(o->peak_low < o->peak_high)) {
@@ -445,7 +453,8 @@ int main(int argc, char **argv)
         .backend = CC_BACKEND_AUTO, .precision = CC_PRECISION_FLOAT,
         .threads = 0, .adc_mask = 0x3FFF, .simulate = 0, .seed = 1,
         .eta = CC_ETA2, .eta_bins = 100, .subpixels = 5, .flux = -1,
-        .pattern = CC_PATTERN_NONE, .pattern_period = 1};
+        .pattern = CC_PATTERN_NONE, .pattern_period = 1,
+        .gain_min_photons = GAIN_MIN_PHOTONS};
     static const struct option long_options[] = {
         {"pedestal", required_argument, NULL, 0},
         {"data", required_argument, NULL, 0},
@@ -479,6 +488,7 @@ int main(int argc, char **argv)
         {"gain-mask", required_argument, NULL, 0},
         {"gain-events", required_argument, NULL, 0},
         {"gain-line-energy", required_argument, NULL, 0},
+        {"gain-min-photons", required_argument, NULL, 0},
         {"sim-gain-spread", required_argument, NULL, 0},
         {"sim-gain-map", required_argument, NULL, 0},
         {"sim-noise", required_argument, NULL, 0},

@@ -16,6 +16,9 @@
  * not status 0: scripts must notice. */
 enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2, EXIT_INPUT_DAMAGED = 3 };
 
+/* --gain-min-photons's default: the library's (cc_gain_calibration_config). */
+enum { GAIN_MIN_PHOTONS = 50 };
+
 struct options {
     const char *pedestal;  /* master file of the dark run */
     const char *data;      /* master file of the data run */
@@ -41,6 +44,7 @@ struct options {
     const char *gain_calibrate; /* .npy of the map this flat field gives */
     const char *gain_mask;      /* .npy of the pixels it could not calibrate */
     cc_gain_events gain_events;
+    uint32_t gain_min_photons;  /* fewer in a pixel's line: flagged */
     double gain_line_energy;    /* keV: a map in ADU per keV; 0: relative */
     /* Energies on the command line and in the summary are in energy_unit,
      * energy_scale cluster units each: ADU (1), or keV with a map in ADU
@@ -113,14 +117,15 @@ struct gain_job {
     cc_gain_calibration_result result;
 };
 
-/* 0 or an exit status, having said why. */
+/* 0 or an exit status, having said why. With --gain-calibrate the finder
+ * enters its clusters into the flat field's spectra (on the GPU when it
+ * runs there). */
 int gain_open(struct gain_job *gain, const struct options *options,
-              uint32_t rows, uint32_t cols);
-void gain_add(struct gain_job *gain, const cc_clusters *clusters);
-/* Solves the calibration under the finder's map and writes the new map
- * (and the mask of the pixels it could not calibrate); each path written
- * is appended to written. */
-int gain_write(struct gain_job *gain, const cc_finder *finder,
+              cc_finder *finder, uint32_t rows, uint32_t cols);
+/* Takes the spectra from the finder, solves the calibration under its
+ * map and writes the new map (and the mask of the pixels it could not
+ * calibrate); each path written is appended to written. */
+int gain_write(struct gain_job *gain, cc_finder *finder,
                const char **written, int *n_written, char *message);
 void gain_summary(const struct gain_job *gain, const cc_finder *finder);
 void gain_close(struct gain_job *gain);

@@ -12,7 +12,7 @@
 #include "clusterfind.h"
 
 int gain_open(struct gain_job *gain, const struct options *options,
-              uint32_t rows, uint32_t cols)
+              cc_finder *finder, uint32_t rows, uint32_t cols)
 {
     *gain = (struct gain_job){.options = options, .rows = rows, .cols = cols};
     if (options->gain_calibrate == NULL)
@@ -24,28 +24,32 @@ int gain_open(struct gain_job *gain, const struct options *options,
     config.low = options->peak_low;
     config.high = options->peak_high;
     config.events = options->gain_events;
+    config.min_photons = options->gain_min_photons;
     char message[CC_MESSAGE_SIZE];
     if (cc_gain_calibration_new(&gain->calibration, &config, message) !=
         CC_OK) {
         fprintf(stderr, "clusterfind: --gain-calibrate: %s\n", message);
         return EXIT_RUN_FAILED;
     }
+    if (cc_finder_set_gain_calibration(finder, gain->calibration) != CC_OK) {
+        fprintf(stderr, "clusterfind: --gain-calibrate: %s\n",
+                cc_finder_last_error(finder));
+        return EXIT_RUN_FAILED;
+    }
     return 0;
 }
 
-void gain_add(struct gain_job *gain, const cc_clusters *clusters)
-{
-    /* The finder's centres lie in the frame: adding cannot fail. */
-    if (gain->calibration != NULL)
-        cc_gain_calibration_add(gain->calibration, clusters);
-}
-
-int gain_write(struct gain_job *gain, const cc_finder *finder,
+int gain_write(struct gain_job *gain, cc_finder *finder,
                const char **written, int *n_written, char *message)
 {
     const struct options *o = gain->options;
     if (gain->calibration == NULL)
         return CC_OK;
+    int taken = cc_finder_take_gain_calibration(finder, gain->calibration);
+    if (taken != CC_OK) {
+        snprintf(message, CC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder));
+        return taken;
+    }
     size_t pixels = (size_t)gain->rows * gain->cols;
     double *map = malloc(pixels * sizeof *map);
     double *prior = malloc(pixels * sizeof *prior);

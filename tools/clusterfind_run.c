@@ -160,7 +160,8 @@ static int set_up(struct job *job)
         return fail("%s", cc_finder_last_error(job->finder));
     int status = imaging_open(&job->imaging, o, config.rows, config.cols);
     if (status == 0)
-        status = gain_open(&job->gain, o, config.rows, config.cols);
+        status = gain_open(&job->gain, o, job->finder, config.rows,
+                           config.cols);
     if (status != 0)
         return status;
     if (job->score != NULL && job->imaging.interpolator != NULL)
@@ -253,7 +254,6 @@ static int process(struct job *job, uint64_t *frames_done, double *seconds)
             return fail("%s", message);
         cc_spectrum_add(job->spectrum, job->clusters);
         cc_hitmap_add(job->hitmap, job->clusters);
-        gain_add(&job->gain, job->clusters);
         int status = imaging_add(&job->imaging, job->clusters);
         if (status != 0)
             return status;

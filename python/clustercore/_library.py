@@ -219,6 +219,8 @@ PROTOTYPES = {
     "cc_finder_get_mask": (c_int, [c_void_p, c_void_p]),
     "cc_finder_set_interpolator": (c_int, [c_void_p, c_void_p]),
     "cc_finder_take_image": (c_int, [c_void_p, c_void_p]),
+    "cc_finder_set_gain_calibration": (c_int, [c_void_p, c_void_p]),
+    "cc_finder_take_gain_calibration": (c_int, [c_void_p, c_void_p]),
     "cc_finder_pedestal_maps": (c_int, [c_void_p, c_void_p, c_void_p]),
     "cc_finder_save_pedestal": (c_int, [c_void_p, c_char_p]),
     "cc_finder_load_pedestal": (c_int, [c_void_p, c_char_p]),

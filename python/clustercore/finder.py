@@ -334,6 +334,19 @@ class Finder(C.Owned):
         Interpolator of the same image size)."""
         self._check(self._lib.cc_finder_take_image(self.handle, into.handle))
 
+    def set_gain_calibration(self, calibration):
+        """Enters the clusters of every batch processed from now on into a
+        flat field's spectra binned as calibration's (a GainCalibration;
+        on the GPU when CUDA runs); None stops."""
+        self._check(self._lib.cc_finder_set_gain_calibration(
+            self.handle, None if calibration is None else calibration.handle))
+
+    def take_gain_calibration(self, into):
+        """Adds the spectra entered since the last take into into (a
+        GainCalibration binned the same way)."""
+        self._check(self._lib.cc_finder_take_gain_calibration(self.handle,
+                                                              into.handle))
+
 
 def _path(path):
     return str(path).encode()

@@ -296,3 +296,44 @@ def test_gain_calibration_from_a_flat_field():
         calibration.solve(unit="adu-per-kev")
     with pytest.raises(clustercore.ClusterCoreError, match="range"):
         clustercore.GainCalibration(32, 32, 1000, 600)
+
+
+def test_finder_keeps_a_flat_fields_spectra():
+    """The spectra a finder keeps while finding (on the GPU where one
+    runs) are those its clusters give a GainCalibration, count for count;
+    a calibration binned otherwise is refused."""
+    sim = clustercore.Simulator(rows=32, cols=32, flux=60, seed=9, noise_min=5,
+                                noise_max=8, gain_spread=0.05)
+    finder = clustercore.Finder(32, 32, pedestal_frames=200)
+    finder.train(sim.dark_frames(200))
+    direct = clustercore.GainCalibration(32, 32, 600, 1000, events="sum")
+    kept = clustercore.GainCalibration(32, 32, 600, 1000, events="sum")
+    finder.set_gain_calibration(kept)
+    for first in range(0, 4000, 1000):
+        direct.add(finder.process(sim.frames(1000, first=first)))
+    finder.take_gain_calibration(kept)
+    assert kept.counts().sum() > 0
+    numpy.testing.assert_array_equal(kept.counts(), direct.counts())
+    with pytest.raises(clustercore.ClusterCoreError, match="otherwise"):
+        finder.take_gain_calibration(clustercore.GainCalibration(32, 32, 600, 1000))
+    finder.set_gain_calibration(None)
+    with pytest.raises(clustercore.ClusterCoreError, match="no spectra"):
+        finder.take_gain_calibration(kept)
+
+
+def test_clusterfind_calibrates_as_the_library_does(clusterfind, tmp_path):
+    """clusterfind --gain-calibrate writes the map and mask the library
+    solves from the clusters it wrote."""
+    gain, bad, clust = (tmp_path / name for name in ("gain.npy", "bad.npy", "run.clust"))
+    run(clusterfind, "--simulate", 1000, "--flux", 4000, "--sim-noise", "5:8",
+        "--sim-gain-spread", 0.05, "--pedestal-frames", 200, "--peak-range", "600:1000",
+        "--gain-calibrate", gain, "--gain-mask", bad, "--gain-min-photons", 5,
+        "--output", clust)
+    calibration = clustercore.GainCalibration(400, 400, 600, 1000, min_photons=5)
+    with clustercore.ClustReader(clust) as reader:
+        for clusters in reader:
+            calibration.add(clusters)
+    want, quality, _ = calibration.solve()
+    assert (quality == 0).sum() > 10000
+    numpy.testing.assert_array_equal(numpy.load(gain), want)
+    numpy.testing.assert_array_equal(numpy.load(bad), quality != 0)
