@@ -229,12 +229,23 @@ void NDPluginClusterCUDA::applyGain(const Gain &wanted, bool newFrameSize,
         }
         gainGiven_ = desired;
     }
-    gainSpectraStarted_ = gainSpectraStarted_ && calibrating;
+    if (!calibrating) /* what the finder entered stays, for a save */
+        takeGainSpectra(true, message);
     if (!calibrating || spectraGoOn)
         return;
     cc_gain_calibration *made = NULL;
     if (cc_gain_calibration_new(&made, &a, step) != CC_OK) {
         appendMessage(message, step);
+        return;
+    }
+    /* The finder's spectra of the settings before are dropped with the
+     * host's they would be added to. */
+    if (cc_finder_set_gain_calibration(finder_, made) != CC_OK) {
+        formatMessage(step, sizeof step, "gain calibration not started: %s",
+                      cc_finder_last_error(finder_));
+        appendMessage(message, step);
+        cc_gain_calibration_destroy(made);
+        takeGainSpectra(true, NULL);
         return;
     }
     gainCalibrationLock_.lock();
@@ -251,17 +262,30 @@ void NDPluginClusterCUDA::applyGain(const Gain &wanted, bool newFrameSize,
     appendMessage(message, step);
 }
 
-/* A batch's clusters into the flat field's spectra (output thread). */
-void NDPluginClusterCUDA::addToGainCalibration(const Batch &batch)
+/* Adds the spectra the finder entered since the last take to the flat
+ * field's, unless a save is fitting them (then the finder keeps its own
+ * until the next take); stop: the finder keeps none from now on (finder
+ * lock held; takes the calibration's). A failure goes into message when
+ * there is one. */
+void NDPluginClusterCUDA::takeGainSpectra(bool stop, char *message)
 {
-    if (batch.job.gain.mode != GAIN_CALIBRATE || batch.found == 0)
+    if (finder_ == NULL || !gainSpectraStarted_)
         return;
+    int rc = CC_OK;
     gainCalibrationLock_.lock();
-    /* Refused only for a batch of another frame size, which the next
-     * batch's new spectra replace. */
     if (gainCalibration_ != NULL)
-        cc_gain_calibration_add(gainCalibration_, batch.clusters);
+        rc = cc_finder_take_gain_calibration(finder_, gainCalibration_);
     gainCalibrationLock_.unlock();
+    if (rc != CC_OK && message != NULL) {
+        char step[NDCC_MESSAGE_SIZE];
+        formatMessage(step, sizeof step, "gain calibration: %s",
+                      cc_finder_last_error(finder_));
+        appendMessage(message, step);
+    }
+    if (stop) {
+        cc_finder_set_gain_calibration(finder_, NULL);
+        gainSpectraStarted_ = false;
+    }
 }
 
 /* The quality map's file beside the gain map's: x.npy -> x_flagged.npy. */
@@ -274,8 +298,8 @@ static std::string flaggedPath(const std::string &gainPath)
 /* Fits the flat field's spectra, writes the map to GainMapFile and the
  * pixels it flagged beside it, and holds the map (port locked; takes the
  * finder lock and the calibration's). The spectra are taken out while
- * they are fitted, so that the output threads never wait for the fit;
- * the batches meanwhile are not added to them. */
+ * they are fitted, so that the finder thread never waits for the fit;
+ * the finder keeps entering the batches meanwhile, for the next take. */
 int NDPluginClusterCUDA::saveGainMap(char *message)
 {
     char path[512];
@@ -300,6 +324,9 @@ int NDPluginClusterCUDA::saveGainMap(char *message)
                       "in .npy", path);
         return CC_EINVAL;
     }
+    finderLock_.lock();
+    takeGainSpectra(false, NULL);
+    finderLock_.unlock();
     gainCalibrationLock_.lock();
     cc_gain_calibration *taken = gainCalibration_;
     gainCalibration_ = NULL;
@@ -505,6 +532,7 @@ void NDPluginClusterCUDA::publishCorrections(NDArray **commonMode,
                          : "gain map (relative)"));
     }
     uint64_t photons, outside;
+    takeGainSpectra(false, NULL);
     gainCalibrationLock_.lock();
     cc_gain_calibration_entered(gainCalibration_, &photons, &outside);
     gainCalibrationLock_.unlock();

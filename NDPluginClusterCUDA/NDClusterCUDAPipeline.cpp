@@ -212,8 +212,10 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
     bool reconfigure = job.settingsChanged || batch.newFrameSize ||
                        finder_ == NULL;
     int rc = CC_OK;
-    if (batch.newFrameSize) /* the finder images one frame size */
+    if (batch.newFrameSize) { /* the finder images one frame size */
         stopImaging();
+        takeGainSpectra(true, NULL);
+    }
     if (reconfigure)
         rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
                          batch.message);
@@ -462,7 +464,6 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
             cc_eta_calibration_add_frame(accumulator.calibration, &frame);
         accumulator.lock.unlock();
     }
-    addToGainCalibration(batch);
 }
 
 /* Reports and publishes a prepared batch's cluster arrays and releases

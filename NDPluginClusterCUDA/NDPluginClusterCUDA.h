@@ -412,7 +412,7 @@ private:
     Gain wantedGain(int rows, int cols);
     asynStatus checkGainWrite(asynUser *pasynUser, int function, double value);
     void applyGain(const Gain &wanted, bool newFrameSize, char *message);
-    void addToGainCalibration(const Batch &batch);
+    void takeGainSpectra(bool stop, char *message);
     void gainCommand(int function);
     int holdGainMap(const char *path, cc_gain_unit unit, int rows, int cols,
                     char *message);
@@ -493,8 +493,9 @@ private:
     unsigned gainGiven_;       /* of the map last given to the finder,
                                   taken or refused (the finder says which);
                                   0: none; -1: none yet at this size */
-    bool gainSpectraStarted_;  /* the flat field's spectra go on under the
-                                  map given when they started */
+    bool gainSpectraStarted_;  /* the finder enters the flat field's
+                                  spectra, under the map given when they
+                                  started */
     std::vector<double> gainShown_; /* the finder's map, for address 7 */
     bool gainCalibrationRestart_; /* Calibrate written (port lock) */
     std::vector<uint32_t> commonModeRegion_; /* each pixel's region */
@@ -505,7 +506,9 @@ private:
     std::vector<double> commonModeLast_;
     cc_config commonModeConfig_; /* the region map's */
     /* The flat field's spectra while GainMode is Calibrate: the finder
-     * thread replaces them, the output threads add to them. */
+     * enters each batch's clusters into its own (on the GPU when CUDA
+     * runs), which are added to these at each publication and save; the
+     * finder thread replaces them. */
     epicsMutex gainCalibrationLock_;
     cc_gain_calibration *gainCalibration_;
     cc_gain_calibration_config gainCalibrationConfig_;
