@@ -46,6 +46,7 @@ struct options {
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
     bool accumulators; /* also time the spectrum and the hit map */
     bool image;        /* the finder images as it finds (--image) */
+    bool flat_field;   /* ... and keeps a flat field's spectra */
     cc_common_mode common_mode; /* --common-mode; none by default */
     double gain_spread; /* --gain-spread; 0: no gain map */
 };
@@ -88,6 +89,10 @@ static void usage(FILE *out)
             "  --image           the finder also images what it finds: Cu Ka\n"
             "                    window of sum2x2, eta2, 5 x 5 sub-pixels; each\n"
             "                    timed run ends by taking the image\n"
+            "  --flat-field      the finder also enters what it finds into a\n"
+            "                    flat field's per-pixel spectra: single\n"
+            "                    events, 40 bins on [500, 1100) ADU; each\n"
+            "                    timed run ends by taking them\n"
             "  --accumulators    also time what a plugin does with the\n"
             "                    clusters: cc_spectrum_add (sum, 400 bins on\n"
             "                    [0, 2000)) and cc_hitmap_add, per frame\n"
@@ -244,6 +249,20 @@ static int add_to_image(void *interpolator, const cc_clusters *clusters)
 /* The interpolator of --accumulators: eta2 on a map of the workload's own
  * photons in the Cu Ka window of sum2x2, 5 x 5 sub-pixels, as a beamline
  * would image. */
+/* --flat-field's spectra of the frame, around the simulated Cu Ka line. */
+static int make_spectra(const struct options *options,
+                        cc_gain_calibration **spectra)
+{
+    cc_gain_calibration_config config;
+    cc_gain_calibration_config_init(&config);
+    config.rows = options->rows;
+    config.cols = options->cols;
+    config.low = 500;
+    config.high = 1100;
+    char message[CC_MESSAGE_SIZE];
+    return cc_gain_calibration_new(spectra, &config, message);
+}
+
 static int make_interpolator(const struct options *options,
                              const cc_clusters *clusters,
                              cc_interpolator **interpolator)
@@ -407,6 +426,15 @@ static double bench_one(const struct options *options, struct workload *work,
                 cc_finder_last_error(bench.finder));
         return -1;
     }
+    /* --flat-field: spectra to take the finder's into. */
+    cc_gain_calibration *spectra = NULL;
+    if (options->flat_field &&
+        (make_spectra(options, &spectra) != CC_OK ||
+         cc_finder_set_gain_calibration(bench.finder, spectra) != CC_OK)) {
+        fprintf(stderr, "clusterbench: flat field: %s\n",
+                cc_finder_last_error(bench.finder));
+        return -1;
+    }
 
     double *rates = calloc(options->repeats, sizeof *rates);
     uint64_t frames_done = 0, clusters_found = 0;
@@ -418,8 +446,11 @@ static double bench_one(const struct options *options, struct workload *work,
                                     &clusters_found);
         if (done < 0)
             return -1;
-        if (image != NULL &&
-            cc_finder_take_image(bench.finder, image) != CC_OK) {
+        if ((image != NULL &&
+             cc_finder_take_image(bench.finder, image) != CC_OK) ||
+            (spectra != NULL &&
+             cc_finder_take_gain_calibration(bench.finder, spectra) !=
+                 CC_OK)) {
             fprintf(stderr, "clusterbench: %s\n",
                     cc_finder_last_error(bench.finder));
             return -1;
@@ -435,17 +466,17 @@ static double bench_one(const struct options *options, struct workload *work,
     qsort(rates, options->repeats, sizeof *rates, compare_doubles);
     double median = rates[options->repeats / 2];
     *per_frame = measured.per_frame;
-    char parallel[48];
-    if (run->backend == CC_BACKEND_CUDA)
-        snprintf(parallel, sizeof parallel, "%u streams%s", run->streams,
-                 image != NULL ? ", imaging" : "");
-    else
-        snprintf(parallel, sizeof parallel, "%u threads%s",
-                 cc_finder_threads(bench.finder),
-                 image != NULL ? ", imaging" : "");
+    char parallel[64];
+    snprintf(parallel, sizeof parallel, "%u %s%s%s",
+             run->backend == CC_BACKEND_CUDA ? run->streams
+                                             : cc_finder_threads(bench.finder),
+             run->backend == CC_BACKEND_CUDA ? "streams" : "threads",
+             image != NULL ? ", imaging" : "",
+             spectra != NULL ? ", flat field" : "");
     print_row(options, run, parallel, &measured);
     free(rates);
     cc_interpolator_destroy(image);
+    cc_gain_calibration_destroy(spectra);
     close_bench_finder(&bench);
     return median;
 }
@@ -688,6 +719,7 @@ static int parse_options(int argc, char **argv, struct options *options)
         {"copies", required_argument, NULL, 'L'},
         {"accumulators", no_argument, NULL, 'A'},
         {"image", no_argument, NULL, 'M'},
+        {"flat-field", no_argument, NULL, 'F'},
         {"common-mode", required_argument, NULL, 'C'},
         {"gain-spread", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},
@@ -733,6 +765,7 @@ static int parse_options(int argc, char **argv, struct options *options)
             break;
         case 'A': options->accumulators = true; break;
         case 'M': options->image = true; break;
+        case 'F': options->flat_field = true; break;
         case 'C': {
             char message[CC_MESSAGE_SIZE];
             if (cc_common_mode_parse(optarg, &options->common_mode,
