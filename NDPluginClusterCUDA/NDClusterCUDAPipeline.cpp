@@ -212,7 +212,7 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
     bool reconfigure = job.settingsChanged || batch.newFrameSize ||
                        finder_ == NULL;
     int rc = CC_OK;
-    if (batch.newFrameSize) { /* the finder images one frame size */
+    if (batch.newFrameSize) { /* its image and spectra are of one size */
         stopImaging();
         takeGainSpectra(true, NULL);
     }

@@ -249,7 +249,8 @@ static int add_to_image(void *interpolator, const cc_clusters *clusters)
 /* The interpolator of --accumulators: eta2 on a map of the workload's own
  * photons in the Cu Ka window of sum2x2, 5 x 5 sub-pixels, as a beamline
  * would image. */
-/* --flat-field's spectra of the frame, around the simulated Cu Ka line. */
+/* --flat-field's spectra of the frame, around the simulated Cu Ka line;
+ * a failure is said on stderr. */
 static int make_spectra(const struct options *options,
                         cc_gain_calibration **spectra)
 {
@@ -260,7 +261,10 @@ static int make_spectra(const struct options *options,
     config.low = 500;
     config.high = 1100;
     char message[CC_MESSAGE_SIZE];
-    return cc_gain_calibration_new(spectra, &config, message);
+    int rc = cc_gain_calibration_new(spectra, &config, message);
+    if (rc != CC_OK)
+        fprintf(stderr, "clusterbench: flat field: %s\n", message);
+    return rc;
 }
 
 static int make_interpolator(const struct options *options,
@@ -428,9 +432,10 @@ static double bench_one(const struct options *options, struct workload *work,
     }
     /* --flat-field: spectra to take the finder's into. */
     cc_gain_calibration *spectra = NULL;
-    if (options->flat_field &&
-        (make_spectra(options, &spectra) != CC_OK ||
-         cc_finder_set_gain_calibration(bench.finder, spectra) != CC_OK)) {
+    if (options->flat_field && make_spectra(options, &spectra) != CC_OK)
+        return -1;
+    if (spectra != NULL &&
+        cc_finder_set_gain_calibration(bench.finder, spectra) != CC_OK) {
         fprintf(stderr, "clusterbench: flat field: %s\n",
                 cc_finder_last_error(bench.finder));
         return -1;
