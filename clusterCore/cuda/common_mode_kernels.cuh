@@ -17,33 +17,41 @@
  * meet in device memory; the last block of a (region, frame) to finish
  * completes it. A part is at most COMMON_MODE_BAND_COLUMNS wide; a mean
  * part and a cell around it are at most COMMON_MODE_TILE_CELLS, kept in
- * shared memory (9 bytes a cell in double). */
+ * shared memory (9 bytes a cell in double). Both kernels run beside the
+ * decisions of the chunk before: held to 32 registers a thread (8 blocks
+ * a multiprocessor), two of their blocks fit in the 16,384 registers a
+ * float decide block leaves (kernels.cu); the mean kernel then spills
+ * 12 bytes a thread in float, 32 in double. */
 #define COMMON_MODE_THREADS 256
+#define COMMON_MODE_BLOCKS 8
 #define COMMON_MODE_PART_PIXELS 8192
 #define COMMON_MODE_MEAN_PART_PIXELS 2048
 #define COMMON_MODE_BAND_COLUMNS 1024
 #define COMMON_MODE_TILE_CELLS 4096
-/* Cells a thread loads before it uses any: the kernels are bound by the
- * loads' latency, which this many in flight hide. */
-#define COMMON_MODE_CELLS 4
+/* Rows a thread loads before it uses any, to hide the loads' latency: 1
+ * gave the same throughput, 4 with 64 registers less
+ * (docs/benchmarks.md, "Common mode"). */
+#define COMMON_MODE_CELLS 2
 
-/* A rectangle of the frame walked cell by cell, row by row. */
-struct rectangle_walk {
-    uint32_t row0, col0, width, cells;
-    uint64_t magic; /* n / width = umul64hi(n, magic), exact for 32 bits */
-    __device__ rectangle_walk(uint32_t r0, uint32_t r1, uint32_t c0,
-                              uint32_t c1)
-        : row0(r0), col0(c0), width(c1 - c0),
-          cells(r1 > r0 && c1 > c0 ? (r1 - r0) * (c1 - c0) : 0)
+/* A block's threads laid over a rectangle [row0, row1) x [col0, col1):
+ * a thread keeps one column (or a few, when the rectangle is wider than
+ * the block) and steps down the rows, so that its index arithmetic is an
+ * add a cell and neighbouring threads read neighbouring pixels. Threads
+ * past the last whole row of the block's layout take no cells. */
+struct rectangle_threads {
+    uint32_t row1, col1;
+    uint32_t row_step, col_step;
+    uint32_t row, col; /* this thread's first cell */
+    __device__ rectangle_threads(uint32_t r0, uint32_t r1, uint32_t c0,
+                                 uint32_t c1)
+        : row1(r1), col1(c1)
     {
-        magic = width > 1 ? UINT64_MAX / width + 1 : 0;
-    }
-    /* The frame row and column of cell i. */
-    __device__ void cell(uint32_t i, uint32_t *row, uint32_t *col) const
-    {
-        uint32_t down = width > 1 ? (uint32_t)__umul64hi(i, magic) : i;
-        *row = row0 + down;
-        *col = col0 + (i - down * width);
+        uint32_t width = c1 > c0 ? c1 - c0 : 1;
+        col_step = width < blockDim.x ? width : blockDim.x;
+        row_step = blockDim.x / col_step;
+        uint32_t down = threadIdx.x / col_step;
+        col = c0 + (threadIdx.x - down * col_step);
+        row = down < row_step ? r0 + down : r1;
     }
 };
 
@@ -69,57 +77,60 @@ struct common_mode_part {
         col1 = c0 + (uint32_t)((uint64_t)(c1 - c0) * (col_band + 1) /
                                shape.col_bands);
     }
-    __device__ rectangle_walk cells() const
-    {
-        return rectangle_walk(row0, row1, col0, col1);
-    }
+    __device__ bool empty() const { return row0 == row1 || col0 == col1; }
 };
 
 /* What the common-mode kernels read of a pixel of a frame. */
 struct pixel_sample {
     uint32_t row, col;
-    size_t p;
     bool masked;
     real value; /* against the reference: docs/spec.md §8.2 */
     real rms;   /* rms_ref, when asked for */
 };
 
-/* Calls use(sample) for each cell of walk this thread takes, reading
- * COMMON_MODE_CELLS cells at once; with RMS, sample.rms is read too. */
+/* Calls use(sample) for each cell the thread takes of walk, reading
+ * COMMON_MODE_CELLS rows of its column at once; with RMS, sample.rms is
+ * read too. */
 template <bool RMS, typename Use>
 __device__ __forceinline__ void for_each_sample(
-    const rectangle_walk &walk, const cc__frame_geometry &g,
+    const rectangle_threads &walk, const cc__frame_geometry &g,
     const uint16_t *__restrict__ frame, const uint16_t *__restrict__ baseline,
     const uint8_t *__restrict__ pixel_mask,
     const real *__restrict__ reference_offset,
     const real *__restrict__ reference_rms, Use use)
 {
-    for (uint32_t i0 = threadIdx.x; i0 < walk.cells;
-         i0 += COMMON_MODE_CELLS * blockDim.x) {
-        pixel_sample sample[COMMON_MODE_CELLS];
-        uint16_t raw[COMMON_MODE_CELLS], base[COMMON_MODE_CELLS];
-        real offset[COMMON_MODE_CELLS];
-        /* Cells past the walk read cell 0 (there is one) and are unused. */
+    /* A frame's pixels are indexed in 32 bits (cc__launch_common_mode). */
+    const uint32_t step = walk.row_step, pixel_step = step * g.cols;
+    for (uint32_t first = walk.row; first < walk.row1;
+         first += COMMON_MODE_CELLS * step)
+        for (uint32_t col = walk.col; col < walk.col1; col += walk.col_step) {
+            const uint32_t p0 = first * g.cols + col;
+            uint8_t masked[COMMON_MODE_CELLS];
+            uint16_t raw[COMMON_MODE_CELLS], base[COMMON_MODE_CELLS];
+            real offset[COMMON_MODE_CELLS], rms[COMMON_MODE_CELLS];
+            /* Rows past the walk read the first row again, unused. */
 #pragma unroll
-        for (int k = 0; k < COMMON_MODE_CELLS; k++) {
-            uint32_t i = i0 + k * blockDim.x;
-            walk.cell(i < walk.cells ? i : 0, &sample[k].row, &sample[k].col);
-            sample[k].p = (size_t)sample[k].row * g.cols + sample[k].col;
-            sample[k].masked = pixel_mask[sample[k].p] != 0;
-            raw[k] = frame[sample[k].p];
-            base[k] = baseline[sample[k].p];
-            offset[k] = reference_offset[sample[k].p];
-            sample[k].rms = RMS ? reference_rms[sample[k].p] : (real)0;
-        }
+            for (int k = 0; k < COMMON_MODE_CELLS; k++) {
+                uint32_t p = first + k * step < walk.row1
+                                 ? p0 + k * pixel_step
+                                 : p0;
+                masked[k] = pixel_mask[p];
+                raw[k] = frame[p];
+                base[k] = baseline[p];
+                offset[k] = reference_offset[p];
+                rms[k] = RMS ? reference_rms[p] : (real)0;
+            }
 #pragma unroll
-        for (int k = 0; k < COMMON_MODE_CELLS; k++) {
-            if (i0 + k * blockDim.x >= walk.cells)
-                break;
-            sample[k].value = pixel_reference_value(raw[k], g.adc_mask,
-                                                    base[k], offset[k]);
-            use(sample[k]);
+            for (int k = 0; k < COMMON_MODE_CELLS; k++) {
+                const uint32_t row = first + k * step;
+                if (row >= walk.row1)
+                    break;
+                use(pixel_sample{row, col, masked[k] != 0,
+                                 pixel_reference_value(raw[k], g.adc_mask,
+                                                       base[k], offset[k]),
+                                 rms[k]});
+            }
         }
-    }
 }
 
 /* Whether this block is the last of its (region, frame)'s parts to
@@ -174,7 +185,7 @@ __device__ int32_t histogram_median(const uint32_t *histogram,
  * work.centre. A block histograms its part in shared memory; with
  * several parts, the parts add theirs into work.histogram (kept zero),
  * and the last takes the sum from there. */
-__global__ void __launch_bounds__(COMMON_MODE_THREADS)
+__global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
     common_mode_centre_kernel(cc__frame_geometry g, cc__common_mode_work work,
                               const uint16_t *__restrict__ frames,
                               const uint16_t *__restrict__ baseline,
@@ -186,7 +197,7 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
     __shared__ int32_t answer;
     __shared__ bool last;
     const common_mode_part part(g.regions, work.centre_shape);
-    const rectangle_walk walk = part.cells();
+    const rectangle_threads walk(part.row0, part.row1, part.col0, part.col1);
     const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
     for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
         histogram[b] = 0;
@@ -238,15 +249,16 @@ enum { CELL_CALM = 1, CELL_MASKED = 2 };
 /* Steps 2 to 4 of docs/spec.md §8.2: the quiet pixels (unmasked, their
  * whole in-frame 3 x 3 calm) and the mean of their values from an exact
  * fixed-point sum, or 0 when too few are quiet. A block reads its part,
- * and the cell around it, once: each cell's value and state go to shared
- * memory (work.tile_cells of each), and the quiet test and the sum read
- * only those. Neighbours in other regions are judged against their own
- * region's centre. With several parts, the parts add their integers into
- * work.sums (kept zero) and the last completes the region. The value
- * goes to values (the device's copy, for the decide kernel) and, with
- * whether it was estimated, to the host's mapped arrays; each indexed
- * frame * regions + region. */
-__global__ void __launch_bounds__(COMMON_MODE_THREADS)
+ * and the cell around it, once: each cell's value and state go to a tile
+ * in shared memory (work.tile_cells of each), the part grown by a cell on
+ * every side, whose cells outside the frame count as calm; the quiet test
+ * and the sum read only the tile. Neighbours in other regions are judged
+ * against their own region's centre. With several parts, the parts add
+ * their integers into work.sums (kept zero) and the last completes the
+ * region. The value goes to values (the device's copy, for the decide
+ * kernel) and, with whether it was estimated, to the host's mapped
+ * arrays; each indexed frame * regions + region. */
+__global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
     common_mode_mean_kernel(cc__frame_geometry g, cc__common_mode_work work,
                             const uint16_t *__restrict__ frames,
                             const uint16_t *__restrict__ baseline,
@@ -264,53 +276,62 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS)
     __shared__ unsigned long long block_sums[2];
     __shared__ bool last;
     const common_mode_part part(g.regions, work.mean_shape);
-    const rectangle_walk walk = part.cells();
     const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
-    /* The tile: the part's rectangle grown by a cell, within the frame
-     * (none for an empty part). */
-    const uint32_t top = part.row0 > 0 ? part.row0 - 1 : 0;
-    const uint32_t left = part.col0 > 0 ? part.col0 - 1 : 0;
-    const rectangle_walk around(
-        top, walk.cells > 0 ? min(part.row1 + 1, g.rows) : top, left,
-        walk.cells > 0 ? min(part.col1 + 1, g.cols) : left);
+    /* Frame cell (row, col) is tile cell (row + 1 - row0) * width +
+     * (col + 1 - col0). */
+    const uint32_t width = part.col1 - part.col0 + 2;
+    const uint32_t tile_cells = (part.row1 - part.row0 + 2) * width;
     if (threadIdx.x < 2)
         block_sums[threadIdx.x] = 0;
+    if (part.row0 == 0 || part.col0 == 0 || part.row1 == g.rows ||
+        part.col1 == g.cols) {
+        for (uint32_t t = threadIdx.x; t < tile_cells; t += blockDim.x)
+            tile_state[t] = CELL_CALM;
+        __syncthreads();
+    }
     const int32_t *frame_centres =
         work.centre + (size_t)part.frame * g.regions.count;
-    for_each_sample<true>(around, g, frame, baseline, pixel_mask,
-                          reference_offset, reference_rms,
-                          [&](const pixel_sample &sample) {
-                              uint32_t t = (sample.row - top) * around.width +
-                                           (sample.col - left);
-                              tile_value[t] = sample.value;
-                              tile_state[t] =
-                                  (pixel_is_calm(g, frame_centres, sample)
-                                       ? CELL_CALM
-                                       : 0) |
-                                  (sample.masked ? CELL_MASKED : 0);
-                          });
+    if (!part.empty())
+        for_each_sample<true>(
+            rectangle_threads(part.row0 > 0 ? part.row0 - 1 : 0,
+                              min(part.row1 + 1, g.rows),
+                              part.col0 > 0 ? part.col0 - 1 : 0,
+                              min(part.col1 + 1, g.cols)),
+            g, frame, baseline, pixel_mask, reference_offset, reference_rms,
+            [&](const pixel_sample &sample) {
+                uint32_t t = (sample.row + 1 - part.row0) * width +
+                             (sample.col + 1 - part.col0);
+                tile_value[t] = sample.value;
+                tile_state[t] =
+                    (pixel_is_calm(g, frame_centres, sample) ? CELL_CALM
+                                                              : 0) |
+                    (sample.masked ? CELL_MASKED : 0);
+            });
     __syncthreads();
     int64_t sum = 0;
     uint32_t quiet = 0, unmasked = 0;
-    for (uint32_t i = threadIdx.x; i < walk.cells; i += blockDim.x) {
-        uint32_t row, col;
-        walk.cell(i, &row, &col);
-        const uint32_t t = (row - top) * around.width + (col - left);
-        if (tile_state[t] & CELL_MASKED)
-            continue;
-        unmasked++;
-        /* The in-frame cells of the 3 x 3, all in the tile. */
-        uint32_t r0 = row > 0 ? row - 1 : 0;
-        uint32_t r1 = min(row + 1, g.rows - 1);
-        uint32_t c0 = col > 0 ? col - 1 : 0;
-        uint32_t c1 = min(col + 1, g.cols - 1);
-        uint8_t all_calm = CELL_CALM;
-        for (uint32_t r = r0; r <= r1; r++)
-            for (uint32_t c = c0; c <= c1; c++)
-                all_calm &= tile_state[(r - top) * around.width + (c - left)];
-        if (all_calm) {
-            quiet++;
-            sum += pixel_fixed(tile_value[t]);
+    const rectangle_threads inside(part.row0, part.row1, part.col0,
+                                   part.col1);
+    for (uint32_t row = inside.row; row < inside.row1;
+         row += inside.row_step) {
+        uint32_t t = (row + 1 - part.row0) * width + (inside.col + 1 -
+                                                      part.col0);
+        for (uint32_t col = inside.col; col < inside.col1;
+             col += inside.col_step, t += inside.col_step) {
+            const uint8_t here = tile_state[t];
+            if (here & CELL_MASKED)
+                continue;
+            unmasked++;
+            const uint8_t *above = tile_state + t - width;
+            const uint8_t *below = tile_state + t + width;
+            const uint8_t all_calm = above[-1] & above[0] & above[1] &
+                                     tile_state[t - 1] & here &
+                                     tile_state[t + 1] & below[-1] &
+                                     below[0] & below[1];
+            if (all_calm & CELL_CALM) {
+                quiet++;
+                sum += pixel_fixed(tile_value[t]);
+            }
         }
     }
     unsigned long long counts = (unsigned long long)quiet << 32 | unmasked;
