@@ -246,9 +246,6 @@ static int add_to_image(void *interpolator, const cc_clusters *clusters)
     return cc_interpolator_add(interpolator, clusters);
 }
 
-/* The interpolator of --accumulators: eta2 on a map of the workload's own
- * photons in the Cu Ka window of sum2x2, 5 x 5 sub-pixels, as a beamline
- * would image. */
 /* --flat-field's spectra of the frame, around the simulated Cu Ka line;
  * a failure is said on stderr. */
 static int make_spectra(const struct options *options,
@@ -267,6 +264,9 @@ static int make_spectra(const struct options *options,
     return rc;
 }
 
+/* The interpolator of --accumulators: eta2 on a map of the workload's own
+ * photons in the Cu Ka window of sum2x2, 5 x 5 sub-pixels, as a beamline
+ * would image. */
 static int make_interpolator(const struct options *options,
                              const cc_clusters *clusters,
                              cc_interpolator **interpolator)

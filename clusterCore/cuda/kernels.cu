@@ -216,7 +216,8 @@ cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
         !shape_fits(work.centre_shape, count) ||
         !shape_fits(work.mean_shape, count) ||
         work.tile_cells > COMMON_MODE_TILE_CELLS ||
-        (uint64_t)n_frames * count > work.cells || geometry.rows > 65535)
+        (uint64_t)n_frames * count > work.cells || geometry.rows > 65535 ||
+        (size_t)geometry.rows * geometry.cols >= UINT32_MAX)
         return cudaErrorInvalidConfiguration;
     kernels_of<T>::centre<<<dim3(work.centre_shape.parts * count, n_frames),
                             COMMON_MODE_THREADS, 0, stream>>>(
