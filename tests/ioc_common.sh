@@ -65,6 +65,9 @@ ioc_alive() {
 trap 'stop_ioc; rm -rf "$work"' EXIT
 
 get() { "$caget" -t -n -w 2 "$1"; }
+# getcount PV: a count the record holds as a double, every digit (get
+# prints a double to six significant digits: 1.32237e+06).
+getcount() { "$caget" -t -n -f0 -w 2 "$1"; }
 put() { "$caput" -c -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
 putstr() { "$caput" -S -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
 getstr() { "$caget" -t -S -w 2 "$1"; }

@@ -131,9 +131,9 @@ image_equal "${P}interp1:ArrayData" "$work/offline.npy" ||
     fail "the interpolated image differs from clusterfind's"
 image_equal "${P}image1:ArrayData" "$work/counts.npy" ||
     fail "the counting image differs from clusterfind's"
-[ "$(get "${C}ImagedPhotons_RBV")" = "$imaged" ] &&
-    [ "$(get "${C}ImageUninterpolable_RBV")" = "$uninterpolable" ] ||
-    fail "imaged $(get "${C}ImagedPhotons_RBV") ($(get "${C}ImageUninterpolable_RBV") uninterpolable), clusterfind $imaged ($uninterpolable)"
+[ "$(getcount "${C}ImagedPhotons_RBV")" = "$imaged" ] &&
+    [ "$(getcount "${C}ImageUninterpolable_RBV")" = "$uninterpolable" ] ||
+    fail "imaged $(getcount "${C}ImagedPhotons_RBV") ($(getcount "${C}ImageUninterpolable_RBV") uninterpolable), clusterfind $imaged ($uninterpolable)"
 [ "$(get "${P}interp1:ArraySize0_RBV")" = 1200 ] || fail "the image is not 1200 wide"
 echo "ok: interpolated, $imaged photons ($uninterpolable uninterpolable) in clusterfind's 1200 x 1200 image and counting image"
 
@@ -189,8 +189,8 @@ published
     fail "Subpixels 4 gave an image $(get "${P}interp1:ArraySize0_RBV") wide"
 "$caget" -t "${P}interp1:ArrayData" >"$work/array.txt"
 sum=$($python -c "import sys; print(sum(int(v) for v in open(sys.argv[1]).read().split()[1:]))" "$work/array.txt")
-[ "$sum" -gt 0 ] && [ "$sum" = "$(get "${C}ImagedPhotons_RBV")" ] ||
-    fail "the image holds $sum photons, ImagedPhotons_RBV $(get "${C}ImagedPhotons_RBV")"
+[ "$sum" -gt 0 ] && [ "$sum" = "$(getcount "${C}ImagedPhotons_RBV")" ] ||
+    fail "the image holds $sum photons, ImagedPhotons_RBV $(getcount "${C}ImagedPhotons_RBV")"
 echo "ok: eight settings changed while frames flowed; the image holds the $sum photons counted: $(getstr "${C}StatusMessage_RBV")"
 stop_ioc
 
