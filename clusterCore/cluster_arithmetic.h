@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cluster_arithmetic.h: the per-cluster formulas of docs/spec.md §4.4,
- * §7.2-§7.7 and §9.3 (energy, energy window, η, transport map, position,
- * image bin, a flat field's spectrum bin), shared by the host (C) and the
+ * §4.5-§4.6, §7.2-§7.7 and §9.3 (energy, spectrum bin, hit-map window,
+ * energy window, η, transport map, position, image bin, a flat field's
+ * spectrum bin), shared by the host (C) and the
  * CUDA backend (CUDA C++) so that both compute the same doubles: sums
  * are exact integers, and every floating-point step is one IEEE-754
  * double operation in the order the spec writes it (builds must not
@@ -105,6 +106,51 @@ static inline CC__HD int32_t gain_event_bin(const struct cc__gain_binning *b,
         return CC__GAIN_OUTSIDE;
     uint32_t bin = (uint32_t)((energy - b->low) * b->scale);
     return bin < b->bins ? (int32_t)bin : (int32_t)b->bins - 1;
+}
+
+/* docs/spec.md §4.5-§4.6: what a spectrum and a hit map (the counting
+ * image) need to count a cluster, on the host or the GPU. */
+struct cc__tally_binning {
+    int counts_spectrum, counts_hitmap; /* which of the two are kept */
+    cc_energy energy;  /* the spectrum's */
+    uint32_t bins;
+    double min, max;   /* the spectrum's range [min, max) */
+    uint32_t rows, cols; /* the hit map's */
+    int windowed;      /* the hit map counts only the window's photons */
+    cc_energy window_energy;
+    int64_t first, end; /* the window on integer energies: [first, end) */
+};
+enum { CC__SPECTRUM_UNDER = -1, CC__SPECTRUM_OVER = -2 };
+
+/* The spectrum bin of an energy in [min, max). */
+static inline CC__HD uint32_t spectrum_bin(double min, double max,
+                                           uint32_t bins, double e)
+{
+    /* Rounding can put e just under max into bin `bins`. */
+    uint32_t bin = (uint32_t)((e - min) / (max - min) * bins);
+    return bin < bins ? bin : bins - 1;
+}
+
+/* The spectrum bin of an integer energy, or CC__SPECTRUM_UNDER / _OVER. */
+static inline CC__HD int64_t tally_spectrum_bin(const struct cc__tally_binning *b,
+                                                int64_t energy)
+{
+    double e = (double)energy;
+    if (e < b->min)
+        return CC__SPECTRUM_UNDER;
+    if (e >= b->max)
+        return CC__SPECTRUM_OVER;
+    return spectrum_bin(b->min, b->max, b->bins, e);
+}
+
+/* Whether the integer window [first, end) holds energy. Unsigned, so
+ * that the widest window (2^63 wide) does not overflow: energy - first
+ * below end - first, modulo 2^64, is first <= energy < end. */
+static inline CC__HD bool integer_window_holds(int64_t first, int64_t end,
+                                               int64_t energy)
+{
+    return (uint64_t)energy - (uint64_t)first <
+           (uint64_t)end - (uint64_t)first;
 }
 
 static inline CC__HD bool cluster_in_window(const cc_energy_window *window,

@@ -483,6 +483,21 @@ CC_API uint64_t cc_hitmap_outside(const cc_hitmap *hitmap);
 CC_API int cc_tally_frame(cc_spectrum *spectrum, cc_hitmap *hitmap,
                           const cc_frame_clusters *frame);
 
+/* The finder counts the clusters of every frame it processes from now on
+ * into a spectrum and a hit map of its own, binned as these are (copies:
+ * their counts are not read; either may be NULL, not both): on the GPU
+ * where it runs, while the clusters are there, so that a program that
+ * publishes them does not read every cluster again. NULL, NULL stops.
+ * The frame size must be the finder's (CC_EMISMATCH). */
+CC_API int cc_finder_set_tally(cc_finder *finder, const cc_spectrum *spectrum,
+                               const cc_hitmap *hitmap);
+/* Adds what the finder counted since the last take into spectrum and
+ * hitmap, which must be binned as those set (CC_EMISMATCH; NULL where
+ * none was set), and empties the finder's: the counts are those of
+ * cc_tally_frame on the same frames. */
+CC_API int cc_finder_take_tally(cc_finder *finder, cc_spectrum *spectrum,
+                                cc_hitmap *hitmap);
+
 /* ------------------------------------------------------------------ */
 /* Gain calibration from a flat field (docs/spec.md §9.3)              */
 /* ------------------------------------------------------------------ */

@@ -402,6 +402,25 @@ void cc__gain_calibration_move(cc_gain_calibration *into,
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
 
+/* ---- a spectrum and a hit map the finder keeps (spectrum.c, hitmap.c):
+ * their binning for the GPU, an empty copy, whether two count alike, and
+ * counts added (absorb: the GPU's uint64 counts; move: another's, which
+ * is then emptied); hit-map counts stop at 2^32 - 1. ---- */
+void cc__spectrum_binning(const cc_spectrum *spectrum,
+                          struct cc__tally_binning *binning);
+int cc__spectrum_copy_empty(const cc_spectrum *spectrum, cc_spectrum **copy);
+bool cc__spectrum_same(const cc_spectrum *a, const cc_spectrum *b);
+void cc__spectrum_absorb(cc_spectrum *into, const uint64_t *counts,
+                         uint64_t underflow, uint64_t overflow);
+void cc__spectrum_move(cc_spectrum *into, cc_spectrum *from);
+void cc__hitmap_binning(const cc_hitmap *hitmap,
+                        struct cc__tally_binning *binning);
+int cc__hitmap_copy_empty(const cc_hitmap *hitmap, cc_hitmap **copy);
+bool cc__hitmap_same(const cc_hitmap *a, const cc_hitmap *b);
+void cc__hitmap_absorb(cc_hitmap *into, const uint64_t *counts,
+                       uint64_t outside);
+void cc__hitmap_move(cc_hitmap *into, cc_hitmap *from);
+
 /* ---- one pass over a frame's clusters (energy.c, spectrum.c, hitmap.c,
  * tally.c) ---- */
 
@@ -521,8 +540,9 @@ int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors,
                       char *message);
 
 /* After cc__cuda_process failed under CC_BACKEND_AUTO: which frames of
- * the batch the GPU's image and spectra hold (1) and which they do not
- * (0), so that the CPU, doing the batch again, enters each photon once. */
+ * the batch the GPU's image, spectra and counts hold (1) and which they
+ * do not (0), so that the CPU, doing the batch again, enters each
+ * photon once. */
 void cc__cuda_frames_entered(const struct cc__cuda *cuda, size_t n_frames,
                              uint8_t *entered);
 
@@ -547,6 +567,18 @@ int cc__cuda_set_spectra(struct cc__cuda *cuda,
 int cc__cuda_take_spectra(struct cc__cuda *cuda, uint64_t *counts,
                           uint64_t *photons, uint64_t *outside,
                           char *message);
+
+/* From now on counts the clusters of every batch into a spectrum and a
+ * hit map binned as binning says (either may be left out), kept on the
+ * GPU; NULL stops and frees them. */
+int cc__cuda_set_counting(struct cc__cuda *cuda,
+                          const struct cc__tally_binning *binning,
+                          char *message);
+/* Copies the GPU's counts out (the spectrum's bins, then the hit map's
+ * pixels, a uint64 each) with the underflow, overflow and clusters
+ * outside the window, and empties them. */
+int cc__cuda_take_counting(struct cc__cuda *cuda, uint64_t *counts,
+                           uint64_t totals[3], char *message);
 
 /* How the CUDA backend issues the copies of several buffers at once (a
  * list's page-locked frames in, a chunk's cluster arrays out): a

@@ -692,6 +692,133 @@ START_TEST(identical_spectra)
 }
 END_TEST
 
+/* A spectrum and a hit map that count as the finder's (cc_finder_set_tally). */
+struct tally {
+    cc_spectrum *spectrum;
+    cc_hitmap *hitmap;
+};
+
+/* Loop 0: a spectrum of sums and a hit map of the window's photons; 1:
+ * of sum2x2, and every centre; 2: the spectrum alone; 3: the hit map
+ * alone. Bins narrower than an ADU and a range that leaves clusters
+ * under and over it test the bins' edges. */
+static struct tally new_tally(const struct pool *pool, int loop)
+{
+    struct tally made = {NULL, NULL};
+    if (loop != 3)
+        ck_assert_int_eq(cc_spectrum_new(&made.spectrum,
+                                         loop == 1 ? CC_ENERGY_SUM2X2
+                                                   : CC_ENERGY_SUM,
+                                         loop == 2 ? 3001 : 400, 300.5, 1000),
+                         CC_OK);
+    if (loop != 2) {
+        ck_assert_int_eq(cc_hitmap_new(&made.hitmap, pool->rows, pool->cols),
+                         CC_OK);
+        if (loop != 1)
+            ck_assert_int_eq(cc_hitmap_set_window(made.hitmap, &window), CC_OK);
+    }
+    return made;
+}
+
+static void free_tally(struct tally *tally)
+{
+    cc_spectrum_destroy(tally->spectrum);
+    cc_hitmap_destroy(tally->hitmap);
+}
+
+static void take_tally(cc_finder *finder, int g, void *tallies)
+{
+    struct tally *tally = &((struct tally *)tallies)[g];
+    ck_assert_int_eq(cc_finder_take_tally(finder, tally->spectrum,
+                                          tally->hitmap),
+                     CC_OK);
+}
+
+/* got counts as want, bin for bin and pixel for pixel; returns the
+ * clusters counted. */
+static uint64_t assert_same_tally(const struct tally *want,
+                                  const struct tally *got, size_t pixels)
+{
+    uint64_t counted = 0;
+    if (want->spectrum != NULL) {
+        uint32_t bins = cc_spectrum_bins(want->spectrum);
+        ck_assert_mem_eq(cc_spectrum_counts(got->spectrum),
+                         cc_spectrum_counts(want->spectrum),
+                         bins * sizeof(uint64_t));
+        ck_assert_uint_eq(cc_spectrum_underflow(got->spectrum),
+                          cc_spectrum_underflow(want->spectrum));
+        ck_assert_uint_eq(cc_spectrum_overflow(got->spectrum),
+                          cc_spectrum_overflow(want->spectrum));
+        ck_assert_uint_gt(cc_spectrum_underflow(want->spectrum), 0);
+        counted = cc_spectrum_underflow(want->spectrum) +
+                  cc_spectrum_overflow(want->spectrum);
+        for (uint32_t b = 0; b < bins; b++)
+            counted += cc_spectrum_counts(want->spectrum)[b];
+    }
+    if (want->hitmap != NULL) {
+        ck_assert_mem_eq(cc_hitmap_counts(got->hitmap),
+                         cc_hitmap_counts(want->hitmap),
+                         pixels * sizeof(uint32_t));
+        ck_assert_uint_eq(cc_hitmap_outside(got->hitmap),
+                          cc_hitmap_outside(want->hitmap));
+        uint64_t hits = cc_hitmap_outside(want->hitmap);
+        for (size_t p = 0; p < pixels; p++)
+            hits += cc_hitmap_counts(want->hitmap)[p];
+        ck_assert(counted == 0 || counted == hits);
+        counted = hits;
+    }
+    ck_assert_uint_gt(counted, 0);
+    return counted;
+}
+
+/* The spectrum and hit map a CUDA finder counts on the GPU are the CPU
+ * finder's, count for count (loop: new_tally's four), at 3x3 and 9x9, on
+ * 1 to 4 streams, taken once halfway; at 6,000 photons a frame the first
+ * batches outgrow the GPU's cluster arrays and run again, which must not
+ * count their clusters twice. */
+START_TEST(identical_tallies)
+{
+    const uint32_t side = _i % 2 ? 9 : 3;
+    struct pool pool = make_pool(400, 400, _i % 2 ? 6000 : 2330);
+    cc_config config = accumulating_config(&pool, side);
+    cc_finder *cpu = trained_finder(&pool, config, NULL);
+    struct tally want = new_tally(&pool, _i), got[GPUS];
+    ck_assert_int_eq(cc_finder_set_tally(cpu, want.spectrum, want.hitmap),
+                     CC_OK);
+    cc_finder *gpu[GPUS];
+    config.backend = CC_BACKEND_CUDA;
+    for (int g = 0; g < GPUS; g++) {
+        config.streams = gpu_streams[g];
+        gpu[g] = trained_finder(&pool, config, NULL);
+        ck_assert_int_eq(
+            cc_finder_set_tally(gpu[g], want.spectrum, want.hitmap), CC_OK);
+        got[g] = new_tally(&pool, _i);
+    }
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    uint32_t n_frames = frames_to_run(600);
+    process_alike(&pool, cpu, gpu, n_frames, clusters, take_tally, got);
+    take_tally(cpu, 0, &want);
+    uint64_t counted = 0;
+    for (int g = 0; g < GPUS; g++) {
+        take_tally(gpu[g], g, got);
+        counted = assert_same_tally(&want, &got[g], pool.pixels);
+        free_tally(&got[g]);
+        cc_finder_destroy(gpu[g]);
+    }
+    printf("  spectrum %s, hit map %s, %ux%u: %u frames, %llu clusters "
+           "counted, identical on CPU and GPU\n",
+           want.spectrum == NULL ? "off" : _i == 1 ? "of sum2x2" : "of sums",
+           want.hitmap == NULL ? "off" : _i == 1 ? "of every centre"
+                                                 : "of the window",
+           side, side, n_frames, (unsigned long long)counted);
+    cc_finder_destroy(cpu);
+    free_tally(&want);
+    cc_clusters_destroy(clusters);
+    free_pool(&pool);
+}
+END_TEST
+
 /* A pedestal saved from the GPU and loaded on the CPU (and the other way)
  * continues with identical output. */
 START_TEST(pedestal_moves_between_backends)
@@ -985,9 +1112,8 @@ static cc_finder *planted_finder(const struct pool *pool, cc_config config,
 /* Under auto, a GPU that fails in the third batch but can still hand the
  * pedestal back (a copy that fails, a launch that fails): the finder goes
  * on on the CPU, doing that batch again, and its clusters, pedestal,
- * interpolated image and flat-field spectra are a CPU-only finder's, byte
- * for byte; the call
- * succeeds, and the backend and the message say what happened. */
+ * interpolated image, flat-field spectra, spectrum and hit map are a
+ * CPU-only finder's, byte for byte; the call succeeds, and the backend and the message say what happened. */
 START_TEST(fault_auto_falls_back)
 {
     const char *fault = _i == 0 ? "copy:3" : "launch:3";
@@ -1015,6 +1141,13 @@ START_TEST(fault_auto_falls_back)
         spectra[i] = pool_spectra(&pool, CC_GAIN_EVENTS_SUM);
         ck_assert_int_eq(cc_finder_set_gain_calibration(i ? gpu : cpu,
                                                         spectra[0]),
+                         CC_OK);
+    }
+    struct tally tally[2];
+    for (int i = 0; i < 2; i++) {
+        tally[i] = new_tally(&pool, 0);
+        ck_assert_int_eq(cc_finder_set_tally(i ? gpu : cpu, tally[0].spectrum,
+                                             tally[0].hitmap),
                          CC_OK);
     }
     for (int b = 0; b < FAULT_BATCHES; b++) {
@@ -1051,13 +1184,17 @@ START_TEST(fault_auto_falls_back)
         ck_assert_int_eq(
             cc_finder_take_gain_calibration(i ? gpu : cpu, spectra[i]), CC_OK);
     uint64_t entered = assert_same_spectra(spectra[0], spectra[1], pool.pixels);
-    printf("  %s under auto: %s; %llu photons imaged and %llu entered into "
-           "spectra, as on the CPU alone\n",
+    for (int i = 0; i < 2; i++)
+        take_tally(i ? gpu : cpu, i, tally);
+    uint64_t counted = assert_same_tally(&tally[0], &tally[1], pool.pixels);
+    printf("  %s under auto: %s; %llu photons imaged, %llu entered into "
+           "spectra and %llu counted, as on the CPU alone\n",
            fault, description, (unsigned long long)a.photons,
-           (unsigned long long)entered);
+           (unsigned long long)entered, (unsigned long long)counted);
     for (int i = 0; i < 2; i++) {
         cc_interpolator_destroy(image[i]);
         cc_gain_calibration_destroy(spectra[i]);
+        free_tally(&tally[i]);
     }
     cc_eta_calibration_destroy(calibration);
     cc_finder_destroy(gpu);
@@ -1126,6 +1263,13 @@ START_TEST(fault_cuda_fails_unchanged)
                                     fault);
     double *scratch = malloc(4 * pool.pixels * sizeof *scratch);
     ck_assert_ptr_nonnull(scratch);
+    struct tally tally[2];
+    for (int i = 0; i < 2; i++) {
+        tally[i] = new_tally(&pool, 0);
+        ck_assert_int_eq(cc_finder_set_tally(i ? gpu : cpu, tally[0].spectrum,
+                                             tally[0].hitmap),
+                         CC_OK);
+    }
     for (int b = 0; b < FAULT_BATCHES; b++) {
         size_t n;
         const uint16_t *frames = fault_batch(&pool, b, &n);
@@ -1208,6 +1352,7 @@ int main(void)
     TCase *images = tcase_create("images");
     tcase_add_loop_test(images, identical_images, 0, 6);
     tcase_add_loop_test(images, identical_spectra, 0, 4);
+    tcase_add_loop_test(images, identical_tallies, 0, 4);
     TCase *moves = tcase_create("moves");
     tcase_add_test(moves, pedestal_moves_between_backends);
     tcase_add_test(moves, registered_frames);

@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "frames.h"
 #include "internal.h"
@@ -304,6 +305,121 @@ START_TEST(tally_equals_spectrum_and_hitmap)
 }
 END_TEST
 
+/* got counts as want does, bin for bin and pixel for pixel. */
+static void assert_same_tally(const cc_spectrum *want, const cc_spectrum *got,
+                              const cc_hitmap *want_map,
+                              const cc_hitmap *got_map, size_t pixels)
+{
+    uint32_t bins = cc_spectrum_bins(want);
+    ck_assert_mem_eq(cc_spectrum_counts(got), cc_spectrum_counts(want),
+                     bins * sizeof(uint64_t));
+    ck_assert_uint_eq(cc_spectrum_underflow(got), cc_spectrum_underflow(want));
+    ck_assert_uint_eq(cc_spectrum_overflow(got), cc_spectrum_overflow(want));
+    ck_assert_mem_eq(cc_hitmap_counts(got_map), cc_hitmap_counts(want_map),
+                     pixels * sizeof(uint32_t));
+    ck_assert_uint_eq(cc_hitmap_outside(got_map), cc_hitmap_outside(want_map));
+}
+
+/* A finder that counts while it finds (cc_finder_set_tally) gives what
+ * cc_tally_frame gives on its clusters: over batches of 1 to 100 frames,
+ * across a setting that keeps the pedestal, taken midway; a take starts
+ * the finder's counts again; binnings and sizes that differ are refused,
+ * and so is a new frame size while a hit map is counted. */
+START_TEST(finder_tallies_while_finding)
+{
+    enum { SIDE = 64, DARK = 50, FRAMES = 200 };
+    const size_t pixels = (size_t)SIDE * SIDE;
+    const cc_energy_window window = {CC_ENERGY_SUM2X2, 500, 900};
+    cc_spectrum *want, *got, *other;
+    cc_hitmap *want_map, *got_map, *unwindowed;
+    ck_assert_int_eq(cc_spectrum_new(&want, CC_ENERGY_SUM, 300, -100, 1400), CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&got, CC_ENERGY_SUM, 300, -100, 1400), CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&other, CC_ENERGY_SUM, 299, -100, 1400), CC_OK);
+    ck_assert_int_eq(cc_hitmap_new(&want_map, SIDE, SIDE), CC_OK);
+    ck_assert_int_eq(cc_hitmap_new(&got_map, SIDE, SIDE), CC_OK);
+    ck_assert_int_eq(cc_hitmap_new(&unwindowed, SIDE, SIDE), CC_OK);
+    ck_assert_int_eq(cc_hitmap_set_window(want_map, &window), CC_OK);
+    ck_assert_int_eq(cc_hitmap_set_window(got_map, &window), CC_OK);
+
+    cc_simulator_config model = test_simulator_config(SIDE, SIDE, 31, 40);
+    cc_simulator *simulator = test_simulator(&model);
+    uint16_t *frames = malloc(FRAMES * pixels * sizeof *frames);
+    ck_assert_ptr_nonnull(frames);
+    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, frames), CC_OK);
+    cc_config config = test_config(SIDE, SIDE);
+    config.pedestal_frames = DARK;
+    config.threads = 2;
+    cc_finder *finder = test_finder(&config);
+    ck_assert_int_eq(cc_finder_train(finder, frames, DARK), CC_OK);
+    ck_assert_int_eq(cc_simulator_frames(simulator, DARK, FRAMES, frames, NULL),
+                     CC_OK);
+    cc_simulator_destroy(simulator);
+
+    ck_assert_int_eq(cc_finder_take_tally(finder, got, got_map), CC_ESTATE);
+    ck_assert_int_eq(cc_finder_set_tally(finder, want, want_map), CC_OK);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    static const uint32_t batches[] = {1, 7, 32, 60, 100};
+    uint32_t done = 0;
+    for (size_t b = 0; done < FRAMES; b++) {
+        uint32_t n = batches[b % 5] < FRAMES - done ? batches[b % 5]
+                                                    : FRAMES - done;
+        ck_assert_int_eq(cc_finder_process(finder, frames + done * pixels,
+                                           NULL, n, clusters),
+                         CC_OK);
+        for (size_t k = 0; k < n; k++) {
+            cc_frame_clusters frame;
+            ck_assert_int_eq(cc_clusters_frame(clusters, k, &frame), CC_OK);
+            ck_assert_int_eq(cc_tally_frame(want, want_map, &frame), CC_OK);
+        }
+        done += n;
+        if (b == 1) /* taken midway: nothing lost, nothing twice */
+            ck_assert_int_eq(cc_finder_take_tally(finder, got, got_map), CC_OK);
+        if (b == 2) { /* a setting that keeps the pedestal keeps counting */
+            config.nsigma = 5.5;
+            ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
+        }
+    }
+    ck_assert_int_eq(cc_finder_take_tally(finder, other, got_map), CC_EMISMATCH);
+    ck_assert_int_eq(cc_finder_take_tally(finder, got, unwindowed), CC_EMISMATCH);
+    ck_assert_int_eq(cc_finder_take_tally(finder, NULL, got_map), CC_EMISMATCH);
+    ck_assert_int_eq(cc_finder_take_tally(finder, got, NULL), CC_EMISMATCH);
+    ck_assert_int_eq(cc_finder_take_tally(finder, got, got_map), CC_OK);
+    uint64_t counted = cc_spectrum_underflow(want) + cc_spectrum_overflow(want);
+    for (uint32_t b = 0; b < cc_spectrum_bins(want); b++)
+        counted += cc_spectrum_counts(want)[b];
+    ck_assert_uint_gt(counted, 1000);
+    ck_assert_uint_gt(cc_hitmap_outside(want_map), 0);
+    assert_same_tally(want, got, want_map, got_map, pixels);
+    /* Taken: the finder's counts start again from empty. */
+    ck_assert_int_eq(cc_finder_take_tally(finder, got, got_map), CC_OK);
+    assert_same_tally(want, got, want_map, got_map, pixels);
+
+    /* A hit map of another size is refused, and so is a new frame size
+     * under a hit map; a spectrum alone moves to any size. */
+    cc_hitmap *small;
+    ck_assert_int_eq(cc_hitmap_new(&small, SIDE, SIDE / 2), CC_OK);
+    ck_assert_int_eq(cc_finder_set_tally(finder, got, small), CC_EMISMATCH);
+    config.cols = SIDE / 2;
+    ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_ESTATE);
+    ck_assert_int_eq(cc_finder_set_tally(finder, got, NULL), CC_OK);
+    ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
+    ck_assert_int_eq(cc_finder_set_tally(finder, got, small), CC_OK);
+    ck_assert_int_eq(cc_finder_set_tally(finder, NULL, NULL), CC_OK);
+    ck_assert_int_eq(cc_finder_take_tally(finder, got, small), CC_ESTATE);
+    cc_hitmap_destroy(small);
+    cc_clusters_destroy(clusters);
+    cc_finder_destroy(finder);
+    cc_spectrum_destroy(want);
+    cc_spectrum_destroy(got);
+    cc_spectrum_destroy(other);
+    cc_hitmap_destroy(want_map);
+    cc_hitmap_destroy(got_map);
+    cc_hitmap_destroy(unwindowed);
+    free(frames);
+}
+END_TEST
+
 Suite *suite_accumulators(void)
 {
     Suite *suite = suite_create("accumulators");
@@ -314,6 +430,7 @@ Suite *suite_accumulators(void)
     tcase_add_test(cases, hitmap_counts_centres);
     tcase_add_test(cases, frame_by_frame_equals_the_list);
     tcase_add_test(cases, tally_equals_spectrum_and_hitmap);
+    tcase_add_test(cases, finder_tallies_while_finding);
     suite_add_tcase(suite, cases);
     return suite;
 }

@@ -59,10 +59,7 @@ bool cc__hitmap_window_energy(const cc_hitmap *hitmap, cc_energy *energy)
 void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
                       const int64_t *energies, size_t n)
 {
-    /* Unsigned, so that the widest window (2^63 wide) does not overflow:
-     * energy - first below width, modulo 2^64, is first <= energy < end. */
-    const uint64_t first = (uint64_t)hitmap->first,
-                   width = (uint64_t)hitmap->end - first;
+    const int64_t first = hitmap->first, end = hitmap->end;
     const bool windowed = hitmap->windowed;
     uint32_t *counts = hitmap->counts;
     const size_t cols = hitmap->cols;
@@ -70,8 +67,8 @@ void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
     for (size_t i = 0; i < n; i++) {
         /* Without branches on the window: photons and other clusters
          * come in no order a predictor could learn. */
-        uint32_t in = !windowed ||
-                      (uint64_t)energies[i] - first < width;
+        uint32_t in =
+            !windowed || integer_window_holds(first, end, energies[i]);
         uint32_t *count = &counts[(size_t)y[i] * cols + x[i]];
         *count += in & (*count < UINT32_MAX);
         outside += !in;
@@ -161,4 +158,56 @@ void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols)
 {
     *rows = hitmap->rows;
     *cols = hitmap->cols;
+}
+
+void cc__hitmap_binning(const cc_hitmap *hitmap,
+                        struct cc__tally_binning *binning)
+{
+    binning->counts_hitmap = 1;
+    binning->rows = hitmap->rows;
+    binning->cols = hitmap->cols;
+    binning->windowed = hitmap->windowed;
+    binning->window_energy = hitmap->window.energy;
+    binning->first = hitmap->first;
+    binning->end = hitmap->end;
+}
+
+int cc__hitmap_copy_empty(const cc_hitmap *hitmap, cc_hitmap **copy)
+{
+    int rc = cc_hitmap_new(copy, hitmap->rows, hitmap->cols);
+    if (rc == CC_OK && hitmap->windowed)
+        cc_hitmap_set_window(*copy, &hitmap->window);
+    return rc;
+}
+
+bool cc__hitmap_same(const cc_hitmap *a, const cc_hitmap *b)
+{
+    return a->rows == b->rows && a->cols == b->cols &&
+           a->windowed == b->windowed &&
+           (!a->windowed || (a->window.energy == b->window.energy &&
+                             a->first == b->first && a->end == b->end));
+}
+
+/* A count plus more, stopping at 2^32 - 1 (docs/spec.md §4.6). */
+static uint32_t saturating_add(uint32_t count, uint64_t more)
+{
+    return more > UINT32_MAX - count ? UINT32_MAX : count + (uint32_t)more;
+}
+
+void cc__hitmap_absorb(cc_hitmap *into, const uint64_t *counts,
+                       uint64_t outside)
+{
+    const size_t pixels = (size_t)into->rows * into->cols;
+    for (size_t p = 0; p < pixels; p++)
+        into->counts[p] = saturating_add(into->counts[p], counts[p]);
+    into->outside += outside;
+}
+
+void cc__hitmap_move(cc_hitmap *into, cc_hitmap *from)
+{
+    const size_t pixels = (size_t)into->rows * into->cols;
+    for (size_t p = 0; p < pixels; p++)
+        into->counts[p] = saturating_add(into->counts[p], from->counts[p]);
+    into->outside += from->outside;
+    cc_hitmap_reset(from);
 }

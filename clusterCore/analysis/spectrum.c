@@ -25,11 +25,7 @@ struct cc_spectrum {
 /* The bin of an energy e in [min, max). */
 static uint32_t bin_of(const cc_spectrum *spectrum, double e)
 {
-    /* Rounding can put e just under max into bin `bins`. */
-    uint32_t bin = (uint32_t)((e - spectrum->min) /
-                              (spectrum->max - spectrum->min) *
-                              spectrum->bins);
-    return bin < spectrum->bins ? bin : spectrum->bins - 1;
+    return spectrum_bin(spectrum->min, spectrum->max, spectrum->bins, e);
 }
 
 /* The bins of the integer energies in [min, max), if there are few. */
@@ -175,4 +171,41 @@ uint64_t cc_spectrum_underflow(const cc_spectrum *spectrum)
 uint64_t cc_spectrum_overflow(const cc_spectrum *spectrum)
 {
     return spectrum == NULL ? 0 : spectrum->overflow;
+}
+
+void cc__spectrum_binning(const cc_spectrum *spectrum,
+                          struct cc__tally_binning *binning)
+{
+    binning->counts_spectrum = 1;
+    binning->energy = spectrum->energy;
+    binning->bins = spectrum->bins;
+    binning->min = spectrum->min;
+    binning->max = spectrum->max;
+}
+
+int cc__spectrum_copy_empty(const cc_spectrum *spectrum, cc_spectrum **copy)
+{
+    return cc_spectrum_new(copy, spectrum->energy, spectrum->bins,
+                           spectrum->min, spectrum->max);
+}
+
+bool cc__spectrum_same(const cc_spectrum *a, const cc_spectrum *b)
+{
+    return a->energy == b->energy && a->bins == b->bins && a->min == b->min &&
+           a->max == b->max;
+}
+
+void cc__spectrum_absorb(cc_spectrum *into, const uint64_t *counts,
+                         uint64_t underflow, uint64_t overflow)
+{
+    for (uint32_t i = 0; i < into->bins; i++)
+        into->counts[i] += counts[i];
+    into->underflow += underflow;
+    into->overflow += overflow;
+}
+
+void cc__spectrum_move(cc_spectrum *into, cc_spectrum *from)
+{
+    cc__spectrum_absorb(into, from->counts, from->underflow, from->overflow);
+    cc_spectrum_reset(from);
 }

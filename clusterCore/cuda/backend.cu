@@ -82,6 +82,14 @@ struct device_spectra {
                                     outside */
 };
 
+/* The spectrum and hit map the GPU keeps (docs/spec.md §4.5-§4.6). */
+struct device_counting {
+    cc__tally_binning binning;
+    struct device_tally counts; /* the spectrum's bins, then one a pixel
+                                   of the hit map; underflow, overflow,
+                                   outside the window */
+};
+
 struct cc__cuda {
     int device;
     cc_precision precision;
@@ -118,9 +126,10 @@ struct cc__cuda {
     bool dirty; /* a failed batch may have left bitmaps or counts set */
     struct device_imaging *imaging; /* NULL: no imaging */
     struct device_spectra *spectra; /* NULL: no flat field's spectra */
-    uint8_t *chunk_entered; /* per chunk of a batch: its photons are in the
-                              image and spectra (a batch run again skips
-                              them) */
+    struct device_counting *counting; /* NULL: no spectrum or hit map */
+    uint8_t *chunk_entered; /* per chunk of a batch: its clusters are in
+                              the image, spectra and counts (a batch run
+                              again skips them) */
     struct cc__fault fault; /* planted (CC_CUDA_FAULT), for tests */
     uint64_t batches;       /* batches begun, to find the faulty one */
     bool lost;              /* a planted "lost" fault: every call fails */
@@ -128,11 +137,13 @@ struct cc__cuda {
 
 static void free_imaging(struct device_imaging *imaging);
 static void free_spectra(struct device_spectra *spectra);
+static void free_counting(struct device_counting *counting);
 
 /* Whether batches add their clusters to what the GPU keeps across them. */
 static bool accumulating(const struct cc__cuda *cuda)
 {
-    return cuda->imaging != NULL || cuda->spectra != NULL;
+    return cuda->imaging != NULL || cuda->spectra != NULL ||
+           cuda->counting != NULL;
 }
 
 /* Records a CUDA failure in message and returns CC_EDEVICE. */
@@ -226,6 +237,7 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
     cudaFreeHost(cuda->chunk_totals);
     free_imaging(cuda->imaging);
     free_spectra(cuda->spectra);
+    free_counting(cuda->counting);
     free(cuda->chunk_entered);
     cudaFree(cuda->device_totals);
     cudaFreeHost(cuda->stored);
@@ -911,8 +923,9 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
     return CC_OK;
 }
 
-/* Images a chunk's photons and enters them into the flat field's
- * spectra after its extraction, unless an earlier run of the batch did. */
+/* Images a chunk's photons, enters them into the flat field's spectra
+ * and counts them into the spectrum and hit map after its extraction,
+ * unless an earlier run of the batch did. */
 static int enqueue_accumulators(struct cc__cuda *cuda, struct slot *slot,
                                 const struct batch *batch, size_t chunk,
                                 char *message)
@@ -936,6 +949,14 @@ static int enqueue_accumulators(struct cc__cuda *cuda, struct slot *slot,
                                     cuda->spectra->spectra.totals,
                                     cuda->output),
                  "launching the spectra kernel");
+    if (cuda->counting != NULL) {
+        struct device_tally *counts = &cuda->counting->counts;
+        CUDA_TRY(cc__launch_count(cuda->counting->binning, clusters,
+                                  counts->counts,
+                                  counts->counts + cuda->counting->binning.bins,
+                                  counts->totals, cuda->output),
+                 "launching the count kernel");
+    }
     return CC_OK;
 }
 
@@ -1098,7 +1119,7 @@ static int first_failure(int rc, struct cc__cuda *cuda)
 }
 
 /* After a failed batch under CC_BACKEND_AUTO, which the CPU does again:
- * the image and spectra keep the chunks the GPU entered, which
+ * the image, spectra and counts keep the chunks the GPU entered, which
  * chunk_entered marks, for the CPU to skip (cc__cuda_frames_entered).
  * Unless the GPU cannot finish its work: then they cannot be taken
  * either. */
@@ -1187,16 +1208,17 @@ static int drop_accumulated(struct cc__cuda *cuda, int rc, char *message)
         clear_tally(&cuda->imaging->image);
     if (cuda->spectra != NULL)
         clear_tally(&cuda->spectra->spectra);
+    if (cuda->counting != NULL)
+        clear_tally(&cuda->counting->counts);
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", message);
     return cc__message(message, rc,
-                       "%s; the photons the GPU %s since the last take "
-                       "are dropped",
-                       failure,
-                       cuda->imaging == NULL ? "entered into the spectra"
-                       : cuda->spectra == NULL
-                           ? "imaged"
-                           : "imaged and entered into the spectra");
+                       "%s; what the GPU added since the last take to%s%s%s "
+                       "is dropped",
+                       failure, cuda->imaging != NULL ? " the image" : "",
+                       cuda->spectra != NULL ? " the flat field's spectra" : "",
+                       cuda->counting != NULL ? " the spectrum and hit map"
+                                              : "");
 }
 
 static void free_imaging(struct device_imaging *imaging)
@@ -1430,4 +1452,62 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     /* The batch succeeded whole: its last state becomes the pedestal. */
     cuda->committed = state_written(cuda, batch.launches - 1);
     return CC_OK;
+}
+
+static void free_counting(struct device_counting *counting)
+{
+    if (counting == NULL)
+        return;
+    free_tally(&counting->counts);
+    free(counting);
+}
+
+/* Bins of the spectrum and pixels of the hit map the GPU keeps. */
+static size_t counting_size(const cc__tally_binning *binning)
+{
+    return (binning->counts_spectrum ? binning->bins : 0) +
+           (binning->counts_hitmap ? (size_t)binning->rows * binning->cols
+                                   : 0);
+}
+
+int cc__cuda_set_counting(struct cc__cuda *cuda,
+                          const struct cc__tally_binning *binning,
+                          char *message)
+{
+    REFUSE_IF_LOST(cuda);
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    struct device_counting *made = NULL;
+    if (binning != NULL) {
+        made = (struct device_counting *)calloc(1, sizeof *made);
+        if (made == NULL)
+            return cc__message(message, CC_ENOMEM,
+                               "no memory for the spectrum and hit map");
+        made->binning = *binning;
+        if (!binning->counts_spectrum)
+            made->binning.bins = 0; /* the hit map's counts come first */
+        int rc = make_tally(&made->counts, counting_size(&made->binning), 3,
+                            "allocating the spectrum and hit map", message);
+        if (rc != CC_OK) { /* the counting in force stays */
+            free_counting(made);
+            return rc;
+        }
+    }
+    CUDA_TRY(cudaDeviceSynchronize(), "finishing the GPU's work");
+    free_counting(cuda->counting);
+    cuda->counting = made;
+    return CC_OK;
+}
+
+int cc__cuda_take_counting(struct cc__cuda *cuda, uint64_t *counts,
+                           uint64_t totals[3], char *message)
+{
+    unsigned long long taken[3];
+    REFUSE_IF_LOST(cuda);
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    int rc = take_tally(&cuda->counting->counts, counts, taken,
+                        "taking the spectrum and hit map from the GPU",
+                        message);
+    for (int k = 0; rc == CC_OK && k < 3; k++)
+        totals[k] = taken[k];
+    return rc;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cluster_tally.cuh: what the kernels that accumulate across batches
- * (the image, a flat field's spectra) share: one thread a cluster of a
+ * (the image, a flat field's spectra, the spectrum and hit map) share: one thread a cluster of a
  * chunk, while the clusters are still on the device, and each warp's
  * tallies added to the totals once.
  */

@@ -169,4 +169,15 @@ cudaError_t cc__launch_spectra(const cc__gain_binning &binning, uint32_t cols,
                                unsigned long long *totals,
                                cudaStream_t stream);
 
+/* Counts a chunk's clusters into a spectrum (binning.bins uint64 counts)
+ * and a hit map (one uint64 a pixel), as binning says which, and the
+ * spectrum's underflow and overflow and the clusters outside the hit
+ * map's window into totals[0..2]. */
+struct cc__tally_binning;
+cudaError_t cc__launch_count(const cc__tally_binning &binning,
+                             const cc__chunk_clusters &chunk,
+                             unsigned long long *spectrum,
+                             unsigned long long *hitmap,
+                             unsigned long long *totals, cudaStream_t stream);
+
 #endif

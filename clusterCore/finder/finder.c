@@ -28,6 +28,9 @@ struct cc_finder {
     cc_gain_calibration *spectra; /* a flat field's spectra entered on the
                                      host since the last take; NULL: none */
     uint64_t *gpu_spectra;        /* room to take the GPU's spectra into */
+    cc_spectrum *counted_spectrum; /* the clusters counted on the host */
+    cc_hitmap *counted_hitmap;     /* since the last take; NULL: none */
+    uint64_t *gpu_counts;          /* room to take the GPU's counts into */
     /* Common mode (docs/spec.md §8): the regions, room for the training's
      * region sums and for a batch's figures, and each region's tally. */
     struct cc__regions regions;
@@ -46,7 +49,13 @@ struct cc_finder {
 /* After a fall-back, which of a batch's frames the GPU had entered into
  * what the finder keeps across batches, so that the CPU enters each
  * photon once. */
-enum { ENTERED_IN_IMAGE = 1, ENTERED_IN_SPECTRA = 2 };
+enum { ENTERED_IN_IMAGE = 1, ENTERED_IN_SPECTRA = 2, ENTERED_IN_TALLY = 4 };
+
+/* Whether the finder keeps a spectrum or a hit map (cc_finder_set_tally). */
+static bool counting(const cc_finder *finder)
+{
+    return finder->counted_spectrum != NULL || finder->counted_hitmap != NULL;
+}
 
 /* Records the detail of a failure on the finder and returns code. */
 #define FAIL(finder, code, ...) \
@@ -189,6 +198,68 @@ static int pull_gpu_spectra(cc_finder *finder)
 #endif
 }
 
+#ifdef CC_HAVE_CUDA
+/* What the GPU needs to count as the finder's spectrum and hit map. */
+static struct cc__tally_binning tally_binning(const cc_finder *finder)
+{
+    struct cc__tally_binning binning = {0};
+    if (finder->counted_spectrum != NULL)
+        cc__spectrum_binning(finder->counted_spectrum, &binning);
+    if (finder->counted_hitmap != NULL)
+        cc__hitmap_binning(finder->counted_hitmap, &binning);
+    return binning;
+}
+#endif
+
+/* Adds the spectrum and hit map the GPU counted since the last take to
+ * the host's. */
+static int pull_gpu_tally(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda == NULL || !counting(finder))
+        return CC_OK;
+    const struct cc__tally_binning binning = tally_binning(finder);
+    const size_t bins = binning.counts_spectrum ? binning.bins : 0;
+    if (finder->gpu_counts == NULL) {
+        size_t pixels =
+            binning.counts_hitmap ? (size_t)binning.rows * binning.cols : 0;
+        finder->gpu_counts = malloc((bins + pixels) * sizeof(uint64_t));
+        if (finder->gpu_counts == NULL)
+            return FAIL(finder, CC_ENOMEM,
+                        "no memory for the GPU's spectrum and hit map");
+    }
+    uint64_t totals[3]; /* underflow, overflow, outside the window */
+    int rc = cc__cuda_take_counting(finder->cuda, finder->gpu_counts, totals,
+                                    finder->last_error);
+    if (rc == CC_OK && finder->counted_spectrum != NULL)
+        cc__spectrum_absorb(finder->counted_spectrum, finder->gpu_counts,
+                            totals[0], totals[1]);
+    if (rc == CC_OK && finder->counted_hitmap != NULL)
+        cc__hitmap_absorb(finder->counted_hitmap, finder->gpu_counts + bins,
+                          totals[2]);
+    return rc;
+#else
+    (void)finder;
+    return CC_OK;
+#endif
+}
+
+/* Gives the spectrum and hit map's binning (or none) to the GPU. */
+static int publish_tally(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda == NULL)
+        return CC_OK;
+    const struct cc__tally_binning binning = tally_binning(finder);
+    return cc__cuda_set_counting(finder->cuda,
+                                 counting(finder) ? &binning : NULL,
+                                 finder->last_error);
+#else
+    (void)finder;
+    return CC_OK;
+#endif
+}
+
 /* Gives the spectra's binning (or none) to the GPU. */
 static int publish_spectra(cc_finder *finder)
 {
@@ -281,6 +352,9 @@ void cc_finder_destroy(cc_finder *finder)
     free(finder->gpu_image);
     cc_gain_calibration_destroy(finder->spectra);
     free(finder->gpu_spectra);
+    cc_spectrum_destroy(finder->counted_spectrum);
+    cc_hitmap_destroy(finder->counted_hitmap);
+    free(finder->gpu_counts);
     free(finder->region_sums);
     free(finder->batch_common_mode);
     free(finder->batch_estimated);
@@ -338,25 +412,67 @@ static void copy_user_mask(struct cc__pedestal *dst,
                                  (src->mask[p] & CC__MASKED_BY_USER));
 }
 
+/* The image, spectra, spectrum and hit map `from` keeps go to `to`. */
+static void hand_accumulators(cc_finder *from, cc_finder *to)
+{
+    to->imaging = from->imaging;
+    to->spectra = from->spectra;
+    to->counted_spectrum = from->counted_spectrum;
+    to->counted_hitmap = from->counted_hitmap;
+    from->imaging = NULL;
+    from->spectra = NULL;
+    from->counted_spectrum = NULL;
+    from->counted_hitmap = NULL;
+}
+
+/* What finder accumulates moves to next, with what its GPU added so far;
+ * if next's GPU cannot take it, it stays with finder. */
+static int move_accumulators(cc_finder *finder, cc_finder *next)
+{
+    int rc = pull_gpu_image(finder);
+    if (rc == CC_OK)
+        rc = pull_gpu_spectra(finder);
+    if (rc == CC_OK)
+        rc = pull_gpu_tally(finder);
+    if (rc != CC_OK)
+        return rc;
+    hand_accumulators(finder, next);
+    rc = publish_imaging(next);
+    if (rc == CC_OK)
+        rc = publish_spectra(next);
+    if (rc == CC_OK)
+        rc = publish_tally(next);
+    if (rc != CC_OK) {
+        cc__message(finder->last_error, rc, "%s", next->last_error);
+        hand_accumulators(next, finder);
+    }
+    return rc;
+}
+
 int cc_finder_set_config(cc_finder *finder, const cc_config *config)
 {
     if (finder == NULL)
         return CC_EINVAL;
-    if (finder->imaging != NULL && config != NULL &&
-        (config->rows != finder->config.rows ||
-         config->cols != finder->config.cols))
+    const bool resized = config != NULL &&
+                         (config->rows != finder->config.rows ||
+                          config->cols != finder->config.cols);
+    if (resized && finder->imaging != NULL)
         return FAIL(finder, CC_ESTATE,
                     "the finder images %" PRIu32 " x %" PRIu32
                     " pixels: take the image and set no interpolator "
                     "before changing the frame size",
                     finder->config.rows, finder->config.cols);
-    if (finder->spectra != NULL && config != NULL &&
-        (config->rows != finder->config.rows ||
-         config->cols != finder->config.cols))
+    if (resized && finder->spectra != NULL)
         return FAIL(finder, CC_ESTATE,
                     "the finder keeps spectra of %" PRIu32 " x %" PRIu32
                     " pixels: take them and set no gain calibration before "
                     "changing the frame size",
+                    finder->config.rows, finder->config.cols);
+    if (resized && finder->counted_hitmap != NULL)
+        return FAIL(finder, CC_ESTATE,
+                    "the finder counts a hit map of %" PRIu32 " x %" PRIu32
+                    " pixels: take it and set no tally before changing the "
+                    "frame size",
                     finder->config.rows, finder->config.cols);
     cc_finder *next;
     int rc = cc_finder_new(&next, config, finder->last_error);
@@ -364,8 +480,7 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
         return rc;
     /* The gain map is a setting of the same pixels: it moves over, or the
      * change is refused when the new precision or adc_mask cannot take it. */
-    if (finder->gain.map != NULL && config->rows == finder->config.rows &&
-        config->cols == finder->config.cols) {
+    if (finder->gain.map != NULL && !resized) {
         rc = cc_finder_set_gain(next, finder->gain.map, finder->gain.unit);
         if (rc != CC_OK) {
             cc__message(finder->last_error, rc, "%s", next->last_error);
@@ -373,39 +488,10 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
             return rc;
         }
     }
-    /* The imaging moves over, with what the GPU imaged so far. */
-    if (finder->imaging != NULL) {
-        rc = pull_gpu_image(finder);
-        if (rc == CC_OK) {
-            next->imaging = finder->imaging;
-            rc = publish_imaging(next);
-            if (rc != CC_OK)
-                cc__message(finder->last_error, rc, "%s", next->last_error);
-            next->imaging = rc == CC_OK ? next->imaging : NULL;
-        }
-        if (rc != CC_OK) {
-            cc_finder_destroy(next);
-            return rc;
-        }
-        finder->imaging = NULL; /* now next's */
-    }
-    /* So do the spectra, with what the GPU entered so far. */
-    if (finder->spectra != NULL) {
-        rc = pull_gpu_spectra(finder);
-        if (rc == CC_OK) {
-            next->spectra = finder->spectra;
-            rc = publish_spectra(next);
-            if (rc != CC_OK)
-                cc__message(finder->last_error, rc, "%s", next->last_error);
-            next->spectra = rc == CC_OK ? next->spectra : NULL;
-        }
-        if (rc != CC_OK) {
-            finder->imaging = next->imaging; /* given back */
-            next->imaging = NULL;
-            cc_finder_destroy(next);
-            return rc;
-        }
-        finder->spectra = NULL; /* now next's */
+    rc = move_accumulators(finder, next);
+    if (rc != CC_OK) {
+        cc_finder_destroy(next);
+        return rc;
     }
     if (pedestal_survives(&finder->config, config)) {
         rc = sync_host_state(finder);
@@ -421,10 +507,7 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
         }
         if (rc != CC_OK) {
             cc__message(finder->last_error, rc, "%s", next->last_error);
-            finder->imaging = next->imaging; /* given back */
-            next->imaging = NULL;
-            finder->spectra = next->spectra;
-            next->spectra = NULL;
+            hand_accumulators(next, finder); /* given back */
             cc_finder_destroy(next);
             return rc;
         }
@@ -432,8 +515,7 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
         struct region_tally *tally = next->tally; /* the same regions */
         next->tally = finder->tally;
         finder->tally = tally;
-    } else if (config->rows == finder->config.rows &&
-               config->cols == finder->config.cols) {
+    } else if (!resized) {
         copy_user_mask(&next->pedestal, &finder->pedestal);
     }
     /* Swap contents so the caller's handle stays valid. */
@@ -544,7 +626,8 @@ static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", finder->last_error);
     bool kept = sync_host_state(finder) == CC_OK;
-    bool all_taken = finder->imaging == NULL && finder->spectra == NULL;
+    bool all_taken = finder->imaging == NULL && finder->spectra == NULL &&
+                     !counting(finder);
     *entered = NULL;
     if (!all_taken && (*entered = malloc(n_frames)) != NULL) {
         cc__cuda_frames_entered(finder->cuda, n_frames, *entered);
@@ -552,8 +635,10 @@ static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
          * enters all of the batch into it. */
         uint8_t taken =
             (pull_gpu_image(finder) == CC_OK ? ENTERED_IN_IMAGE : 0) |
-            (pull_gpu_spectra(finder) == CC_OK ? ENTERED_IN_SPECTRA : 0);
-        all_taken = taken == (ENTERED_IN_IMAGE | ENTERED_IN_SPECTRA);
+            (pull_gpu_spectra(finder) == CC_OK ? ENTERED_IN_SPECTRA : 0) |
+            (pull_gpu_tally(finder) == CC_OK ? ENTERED_IN_TALLY : 0);
+        all_taken = taken ==
+                    (ENTERED_IN_IMAGE | ENTERED_IN_SPECTRA | ENTERED_IN_TALLY);
         for (size_t k = 0; k < n_frames; k++)
             (*entered)[k] = (*entered)[k] ? taken : 0;
     }
@@ -575,8 +660,8 @@ static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
                 kept ? "pedestal kept, the batch done again on the CPU"
                      : "pedestal lost: train it again",
                 all_taken ? ""
-                          : "; the photons the GPU imaged or entered into "
-                            "spectra since the last take are lost");
+                          : "; what the GPU imaged, entered into spectra or "
+                            "counted since the last take is lost");
     if (!kept) {
         free(*entered);
         *entered = NULL;
@@ -703,7 +788,8 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                              finder->batch_common_mode,
                              finder->batch_estimated, finder->last_error);
         /* The centres lie in the frame, so adding cannot fail. */
-        bool keeping = finder->imaging != NULL || finder->spectra != NULL;
+        bool keeping = finder->imaging != NULL || finder->spectra != NULL ||
+                       counting(finder);
         for (size_t k = 0; rc == CC_OK && keeping && k < clusters->n_frames;
              k++) {
             cc_frame_clusters frame;
@@ -713,6 +799,9 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                 cc_interpolator_add_frame(finder->imaging, &frame);
             if (finder->spectra != NULL && !(already & ENTERED_IN_SPECTRA))
                 cc__gain_calibration_add_frame(finder->spectra, &frame);
+            if (counting(finder) && !(already & ENTERED_IN_TALLY))
+                cc_tally_frame(finder->counted_spectrum,
+                               finder->counted_hitmap, &frame);
         }
         free(entered);
         if (rc != CC_OK)
@@ -916,6 +1005,86 @@ int cc_finder_take_image(cc_finder *finder, cc_interpolator *into)
     if (rc != CC_OK)
         return rc;
     cc__interpolator_move(into, finder->imaging);
+    return CC_OK;
+}
+
+int cc_finder_set_tally(cc_finder *finder, const cc_spectrum *spectrum,
+                        const cc_hitmap *hitmap)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (hitmap != NULL) {
+        uint32_t rows, cols;
+        cc__hitmap_size(hitmap, &rows, &cols);
+        if (rows != finder->config.rows || cols != finder->config.cols)
+            return FAIL(finder, CC_EMISMATCH,
+                        "the hit map is %" PRIu32 " x %" PRIu32
+                        " pixels; the finder's frames are %" PRIu32
+                        " x %" PRIu32,
+                        rows, cols, finder->config.rows, finder->config.cols);
+    }
+    cc_spectrum *spectrum_copy = NULL;
+    cc_hitmap *hitmap_copy = NULL;
+    if ((spectrum != NULL &&
+         cc__spectrum_copy_empty(spectrum, &spectrum_copy) != CC_OK) ||
+        (hitmap != NULL && cc__hitmap_copy_empty(hitmap, &hitmap_copy) != CC_OK)) {
+        cc_spectrum_destroy(spectrum_copy);
+        return FAIL(finder, CC_ENOMEM,
+                    "no memory for the finder's spectrum and hit map");
+    }
+    cc_spectrum *held_spectrum = finder->counted_spectrum;
+    cc_hitmap *held_hitmap = finder->counted_hitmap;
+    finder->counted_spectrum = spectrum_copy;
+    finder->counted_hitmap = hitmap_copy;
+    int rc = publish_tally(finder);
+    if (rc != CC_OK) { /* the GPU kept the counting it had */
+        finder->counted_spectrum = held_spectrum;
+        finder->counted_hitmap = held_hitmap;
+        held_spectrum = spectrum_copy;
+        held_hitmap = hitmap_copy;
+    }
+    cc_spectrum_destroy(held_spectrum);
+    cc_hitmap_destroy(held_hitmap);
+    if (rc == CC_OK) {
+        free(finder->gpu_counts);
+        finder->gpu_counts = NULL;
+    }
+    return rc;
+}
+
+int cc_finder_take_tally(cc_finder *finder, cc_spectrum *spectrum,
+                         cc_hitmap *hitmap)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (!counting(finder))
+        return FAIL(finder, CC_ESTATE,
+                    "the finder counts nothing: set a tally first");
+    if ((spectrum == NULL) != (finder->counted_spectrum == NULL) ||
+        (spectrum != NULL &&
+         !cc__spectrum_same(spectrum, finder->counted_spectrum)))
+        return FAIL(finder, CC_EMISMATCH,
+                    finder->counted_spectrum == NULL
+                        ? "the finder counts no spectrum: pass NULL"
+                    : spectrum == NULL
+                        ? "the finder counts a spectrum: pass one"
+                        : "the spectrum is not binned as the finder's");
+    if ((hitmap == NULL) != (finder->counted_hitmap == NULL) ||
+        (hitmap != NULL && !cc__hitmap_same(hitmap, finder->counted_hitmap)))
+        return FAIL(finder, CC_EMISMATCH,
+                    finder->counted_hitmap == NULL
+                        ? "the finder counts no hit map: pass NULL"
+                    : hitmap == NULL
+                        ? "the finder counts a hit map: pass one"
+                        : "the hit map is not of the finder's size and "
+                          "window");
+    int rc = pull_gpu_tally(finder);
+    if (rc != CC_OK)
+        return rc;
+    if (spectrum != NULL)
+        cc__spectrum_move(spectrum, finder->counted_spectrum);
+    if (hitmap != NULL)
+        cc__hitmap_move(hitmap, finder->counted_hitmap);
     return CC_OK;
 }
 
