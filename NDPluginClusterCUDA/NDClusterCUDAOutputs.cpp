@@ -35,23 +35,42 @@ void NDPluginClusterCUDA::publisherTask()
     }
 }
 
-/* A spectrum as asked and, for a new frame size, a hit map, for every
- * output thread (finder lock held, port not; takes the accumulator locks). */
+/* The finder counts no more; what it counted since the last take is
+ * dropped with the spectrum or hit map it was for (finder lock held). */
+void NDPluginClusterCUDA::stopCounting()
+{
+    if (counting_)
+        cc_finder_set_tally(finder_, NULL, NULL);
+    counting_ = false;
+}
+
+/* Adds what the finder counted since the last take to the spectrum and
+ * hit map (finder lock held; message: NDCC_MESSAGE_SIZE bytes). */
+int NDPluginClusterCUDA::takeCounts(char *message)
+{
+    int rc = counting_ ? cc_finder_take_tally(finder_, spectrum_, hitmap_)
+                       : CC_OK;
+    if (rc != CC_OK)
+        snprintf(message, NDCC_MESSAGE_SIZE,
+                 "the spectrum and hit map could not be taken: %s",
+                 cc_finder_last_error(finder_));
+    return rc;
+}
+
+/* A spectrum as asked and, for a new frame size, a hit map (finder lock
+ * held, port not); applyWindow then has the finder count into them. */
 int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
                                              int bins, double min, double max,
                                              char *message)
 {
-    const unsigned parts = outputThreads_;
-    bool newHitmaps = rows != rows_ || cols != cols_ ||
-                      accumulators_[0].hitmap == NULL;
-    cc_spectrum *spectra[MAX_OUTPUT_THREADS] = {NULL};
-    cc_hitmap *hitmaps[MAX_OUTPUT_THREADS] = {NULL};
+    bool newHitmap = rows != rows_ || cols != cols_ || hitmap_ == NULL;
+    cc_spectrum *spectrum = NULL;
+    cc_hitmap *hitmap = NULL;
     double *counts = NULL, *centres = NULL, *axis = NULL, *rms = NULL,
            *mean = NULL;
-    int rc = bins > 0 ? CC_OK : CC_EINVAL;
-    for (unsigned i = 0; rc == CC_OK && i < parts; i++)
-        rc = cc_spectrum_new(&spectra[i], (cc_energy)energy, (uint32_t)bins,
-                             min, max);
+    int rc = bins > 0 ? cc_spectrum_new(&spectrum, (cc_energy)energy,
+                                        (uint32_t)bins, min, max)
+                      : CC_EINVAL;
     if (rc != CC_OK) {
         snprintf(message, NDCC_MESSAGE_SIZE,
                  "spectrum settings refused: %d bins on [%g, %g)", bins, min,
@@ -60,25 +79,22 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
         counts = (double *)calloc((size_t)bins, sizeof *counts);
         centres = (double *)calloc((size_t)bins, sizeof *centres);
         axis = (double *)calloc((size_t)bins, sizeof *axis);
-        if (newHitmaps) {
+        if (newHitmap) {
             rms = (double *)malloc((size_t)rows * cols * sizeof *rms);
             mean = (double *)malloc((size_t)rows * cols * sizeof *mean);
         }
         rc = counts != NULL && centres != NULL && axis != NULL &&
-                     ((rms != NULL && mean != NULL) || !newHitmaps)
+                     ((rms != NULL && mean != NULL) || !newHitmap)
                  ? CC_OK
                  : CC_ENOMEM;
-        for (unsigned i = 0; rc == CC_OK && newHitmaps && i < parts; i++)
-            rc = cc_hitmap_new(&hitmaps[i], (uint32_t)rows, (uint32_t)cols);
+        if (rc == CC_OK && newHitmap)
+            rc = cc_hitmap_new(&hitmap, (uint32_t)rows, (uint32_t)cols);
         if (rc != CC_OK)
             snprintf(message, NDCC_MESSAGE_SIZE,
                      "out of memory for the spectrum and hit map");
     }
     if (rc != CC_OK) {
-        for (unsigned i = 0; i < parts; i++) {
-            cc_spectrum_destroy(spectra[i]);
-            cc_hitmap_destroy(hitmaps[i]);
-        }
+        cc_spectrum_destroy(spectrum);
         free(counts);
         free(centres);
         free(axis);
@@ -87,29 +103,24 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
         return rc;
     }
     for (int i = 0; i < bins; i++)
-        centres[i] = 0.5 * (cc_spectrum_edge(spectra[0], (uint32_t)i) +
-                            cc_spectrum_edge(spectra[0], (uint32_t)i + 1));
+        centres[i] = 0.5 * (cc_spectrum_edge(spectrum, (uint32_t)i) +
+                            cc_spectrum_edge(spectrum, (uint32_t)i + 1));
+    stopCounting();
     free(spectrumCounts_);
     free(spectrumCentres_);
     free(spectrumAxis_);
     spectrumCounts_ = counts;
     spectrumCentres_ = centres;
     spectrumAxis_ = axis;
-    if (newHitmaps) {
+    cc_spectrum_destroy(spectrum_);
+    spectrum_ = spectrum;
+    if (newHitmap) {
         free(rms_);
         free(mean_);
         rms_ = rms;
         mean_ = mean;
-    }
-    for (unsigned i = 0; i < parts; i++) {
-        Accumulator &part = accumulators_[i];
-        part.lock.lock();
-        std::swap(part.spectrum, spectra[i]);
-        if (newHitmaps)
-            std::swap(part.hitmap, hitmaps[i]);
-        part.lock.unlock();
-        cc_spectrum_destroy(spectra[i]);
-        cc_hitmap_destroy(hitmaps[i]);
+        cc_hitmap_destroy(hitmap_);
+        hitmap_ = hitmap;
     }
     return CC_OK;
 }
@@ -155,22 +166,25 @@ NDArray *NDPluginClusterCUDA::clusterArray(NDArrayPool *pool,
     return pOut;
 }
 
-/* The hit map of every output thread counts from now on the photons of
- * the job's window, or every cluster, and starts again from empty: a
- * counting image of two windows would mean neither (finder lock held;
- * takes the accumulator locks). */
-void NDPluginClusterCUDA::applyWindow(const Job &job)
+/* The hit map counts from now on the photons of the job's window, or
+ * every cluster, and starts again from empty: a counting image of two
+ * windows would mean neither. The finder counts into the spectrum and
+ * the hit map from now on (finder lock held; message: why not). */
+int NDPluginClusterCUDA::applyWindow(const Job &job, char *message)
 {
     const Imaging &asked = job.imaging;
-    for (unsigned i = 0; i < outputThreads_; i++) {
-        Accumulator &part = accumulators_[i];
-        part.lock.lock();
-        /* Checked when written; the spectrum's energy is checked too. */
-        cc_hitmap_set_window(part.hitmap,
-                             asked.windowed ? &asked.window : NULL);
-        cc_hitmap_reset(part.hitmap);
-        part.lock.unlock();
-    }
+    int rc = takeCounts(message); /* the spectrum keeps them */
+    stopCounting();
+    /* Checked when written; the spectrum's energy is checked too. */
+    cc_hitmap_set_window(hitmap_, asked.windowed ? &asked.window : NULL);
+    cc_hitmap_reset(hitmap_);
+    int counted = cc_finder_set_tally(finder_, spectrum_, hitmap_);
+    counting_ = counted == CC_OK;
+    if (!counting_)
+        snprintf(message, NDCC_MESSAGE_SIZE,
+                 "the spectrum and hit map count nothing: %s",
+                 cc_finder_last_error(finder_));
+    return rc != CC_OK ? rc : counted;
 }
 
 /* Spectrum, hit map and maps, at most once per SpectrumPeriod unless
@@ -185,36 +199,26 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     if (!force && epicsTimeDiffInSeconds(&now, &lastPublished_) < period)
         return;
     finderLock_.lock();
-    if (accumulators_[0].spectrum == NULL || accumulators_[0].hitmap == NULL) {
+    if (spectrum_ == NULL || hitmap_ == NULL) {
         finderLock_.unlock();
         return;
     }
     lastPublished_ = now;
     unpublished_ = false;
+    char message[NDCC_MESSAGE_SIZE];
+    if (takeCounts(message) != CC_OK)
+        setStatus("%s", message);
     size_t pixels = (size_t)rows_ * cols_;
     size_t dims[2] = {(size_t)cols_, (size_t)rows_};
     NDArray *pHits = outputPool_->alloc(2, dims, NDUInt32, 0, NULL);
-    uint32_t *hits = pHits != NULL ? (uint32_t *)pHits->pData : NULL;
-    uint32_t bins = cc_spectrum_bins(accumulators_[0].spectrum);
-    std::fill(spectrumCounts_, spectrumCounts_ + bins, 0.0);
-    if (hits != NULL)
-        std::fill(hits, hits + pixels, 0u);
-    uint64_t outside = 0;
-    for (unsigned part = 0; part < outputThreads_; part++) {
-        Accumulator &accumulator = accumulators_[part];
-        accumulator.lock.lock();
-        const uint64_t *counts = cc_spectrum_counts(accumulator.spectrum);
-        for (uint32_t i = 0; i < bins; i++)
-            spectrumCounts_[i] += (double)counts[i];
-        /* The sum saturates, as each part does. */
-        outside += cc_hitmap_outside(accumulator.hitmap);
-        const uint32_t *partHits = cc_hitmap_counts(accumulator.hitmap);
-        for (size_t p = 0; hits != NULL && p < pixels; p++)
-            hits[p] = partHits[p] > UINT32_MAX - hits[p]
-                          ? UINT32_MAX
-                          : hits[p] + partHits[p];
-        accumulator.lock.unlock();
-    }
+    if (pHits != NULL)
+        memcpy(pHits->pData, cc_hitmap_counts(hitmap_),
+               pixels * sizeof(uint32_t));
+    uint32_t bins = cc_spectrum_bins(spectrum_);
+    const uint64_t *counts = cc_spectrum_counts(spectrum_);
+    for (uint32_t i = 0; i < bins; i++)
+        spectrumCounts_[i] = (double)counts[i];
+    uint64_t outside = cc_hitmap_outside(hitmap_);
     /* The line of the summed spectrum (docs/spec.md §4.7). */
     double low, high;
     getDoubleParam(ClusterPeakLow, &low);

@@ -212,9 +212,11 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
     bool reconfigure = job.settingsChanged || batch.newFrameSize ||
                        finder_ == NULL;
     int rc = CC_OK;
-    if (batch.newFrameSize) { /* its image and spectra are of one size */
+    if (batch.newFrameSize) { /* its image, spectra and hit map are of one
+                                 size */
         stopImaging();
         takeGainSpectra(true, NULL);
+        stopCounting();
     }
     if (reconfigure)
         rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
@@ -226,12 +228,13 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
         rows_ = rows;
         cols_ = cols;
     }
-    if (rc == CC_OK &&
-        (job.windowChanged || job.spectrumChanged || batch.newFrameSize))
-        applyWindow(job);
     /* What the loads and imaging did is added to the message, so that
      * the status after a restart says what came back. */
     char step[NDCC_MESSAGE_SIZE];
+    if (rc == CC_OK &&
+        (job.windowChanged || job.spectrumChanged || batch.newFrameSize) &&
+        applyWindow(job, step) != CC_OK)
+        appendMessage(batch.message, step); /* the frames are found still */
     if (rc == CC_OK && job.load) {
         /* A refused file keeps the pedestal (these frames then train a
          * new one): the frames are not lost. */
@@ -443,12 +446,10 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
     }
 }
 
-/* Fills a batch's cluster arrays and adds its clusters to one part of
- * the spectrum, hit map and calibration (their counts do not depend on
- * the order batches come in), and to the gain calibration's spectra,
- * port unlocked. Frame by frame: a frame's clusters are read from memory
- * once, and are in cache for the spectrum and hit map, which take each
- * cluster's energy from one computation. */
+/* Fills a batch's cluster arrays and, when calibrating η, adds its
+ * clusters to one part of the calibration (its counts do not depend on
+ * the order batches come in), port unlocked. The spectrum and hit map
+ * are the finder's to count (applyWindow). */
 void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
 {
     batch.outputs.clear();
@@ -458,8 +459,7 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
         batch.outputs.push_back(clusterArray(accumulator.clusterPool,
                                              batch.arrays[batch.trained + i],
                                              frame, batch.job.maxClusters));
-        accumulator.lock.lock();
-        cc_tally_frame(accumulator.spectrum, accumulator.hitmap, &frame);
+        accumulator.lock.lock(); /* the calibration is swapped under it */
         if (accumulator.calibration != NULL)
             cc_eta_calibration_add_frame(accumulator.calibration, &frame);
         accumulator.lock.unlock();

@@ -40,6 +40,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                          asynGenericPointerMask,
                      ASYN_MULTIDEVICE, 1, priority, stackSize, 1),
       finder_(NULL), outputPool_(new NDArrayPool(this, maxMemory)),
+      spectrum_(NULL), hitmap_(NULL), counting_(false),
       outputThreads_((unsigned)outputThreads),
       batchSlots_(2 * outputThreads_ + 2), handedOver_(0), found_(0),
       published_(0), threadsMissing_(false), output0Delay_(0),
@@ -350,8 +351,6 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     lastImage_ = lastPublished_;
     trainingNote_[0] = '\0';
     for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
-        accumulators_[i].spectrum = NULL;
-        accumulators_[i].hitmap = NULL;
         accumulators_[i].calibration = NULL;
         /* maxMemory shared evenly (0: no limit); like outputPool_, for
          * the IOC's life. */
@@ -376,11 +375,10 @@ NDPluginClusterCUDA::~NDPluginClusterCUDA()
         cc_clusters_destroy(batches_[b].clusters);
     }
     cc_finder_destroy(finder_);
-    for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
-        cc_spectrum_destroy(accumulators_[i].spectrum);
-        cc_hitmap_destroy(accumulators_[i].hitmap);
+    for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++)
         cc_eta_calibration_destroy(accumulators_[i].calibration);
-    }
+    cc_spectrum_destroy(spectrum_);
+    cc_hitmap_destroy(hitmap_);
     cc_eta_calibration_destroy(calibration_);
     cc_interpolator_destroy(image_);
     cc_gain_calibration_destroy(gainCalibration_);
@@ -643,15 +641,17 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         value = 0; /* a command, not a state */
     } else if (function == ClusterSpectrumReset ||
                function == ClusterHitMapReset) {
-        for (unsigned part = 0; part < outputThreads_; part++) {
-            Accumulator &accumulator = accumulators_[part];
-            accumulator.lock.lock();
-            if (function == ClusterSpectrumReset)
-                cc_spectrum_reset(accumulator.spectrum);
-            else
-                cc_hitmap_reset(accumulator.hitmap);
-            accumulator.lock.unlock();
-        }
+        /* What the finder counted so far is taken first, so that the
+         * other of the two keeps it. */
+        char message[NDCC_MESSAGE_SIZE];
+        finderLock_.lock();
+        if (takeCounts(message) != CC_OK)
+            setStatus("%s", message);
+        if (function == ClusterSpectrumReset)
+            cc_spectrum_reset(spectrum_);
+        else
+            cc_hitmap_reset(hitmap_);
+        finderLock_.unlock();
         value = 0;
     } else if (function == ClusterSpectrumEnergy ||
                function == ClusterSpectrumBins) {

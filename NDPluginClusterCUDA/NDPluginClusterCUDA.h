@@ -365,8 +365,6 @@ private:
      * published, so output threads never wait for each other. */
     struct Accumulator {
         epicsMutex lock;  /* taken after the port and the finder lock */
-        cc_spectrum *spectrum;
-        cc_hitmap *hitmap;
         cc_eta_calibration *calibration; /* NULL unless calibrating */
         /* The pool of this output thread's cluster arrays: their
          * reserves and releases take its lock, not one shared by all
@@ -382,7 +380,9 @@ private:
     asynStatus refuseWrite(asynUser *pasynUser, const char *format, ...);
     asynStatus checkSpectrum(asynUser *pasynUser, int function, double value);
     asynStatus checkWindow(asynUser *pasynUser, int function, double value);
-    void applyWindow(const Job &job);
+    int applyWindow(const Job &job, char *message);
+    void stopCounting();
+    int takeCounts(char *message);
     void processHeld();
     template <typename Ready>
     void awaitBatches(epicsEvent &event, Ready ready);
@@ -436,8 +436,14 @@ private:
      * pool's lock, and the source's is taken for every frame already. It
      * lives as long as the IOC: arrays handed on may outlive the plugin. */
     NDArrayPool *outputPool_;
-    /* One part of the spectrum and hit map per output thread. */
+    /* One part of the η calibration and one pool per output thread. */
     Accumulator accumulators_[MAX_OUTPUT_THREADS];
+    /* The spectrum and hit map (finder lock): the finder counts every
+     * frame into its own (on the GPU where it runs), added to these at
+     * each publication; counting_ says whether it does. */
+    cc_spectrum *spectrum_;
+    cc_hitmap *hitmap_;
+    bool counting_;
     /* Batch number k lives in batches_[k % batchSlots_] from the moment
      * the processing thread fills it until it is published: two for each
      * output thread and two for the finder thread. */
