@@ -514,6 +514,18 @@ static void process_alike(const struct pool *pool, cc_finder *cpu,
     }
 }
 
+/* GPUS CUDA finders of config on 1 to 4 streams, trained as
+ * trained_finder trains. */
+static void gpu_finders(const struct pool *pool, cc_config config,
+                        cc_finder **gpu)
+{
+    config.backend = CC_BACKEND_CUDA;
+    for (int g = 0; g < GPUS; g++) {
+        config.streams = gpu_streams[g];
+        gpu[g] = trained_finder(pool, config, NULL);
+    }
+}
+
 /* The settings of the image and spectra tests: clusters side x side. */
 static cc_config accumulating_config(const struct pool *pool, uint32_t side)
 {
@@ -557,12 +569,9 @@ START_TEST(identical_images)
                                              400, 400, 5, message),
                          CC_OK);
     cc_finder *gpu[GPUS];
-    config.backend = CC_BACKEND_CUDA;
-    for (int g = 0; g < GPUS; g++) {
-        config.streams = gpu_streams[g];
-        gpu[g] = trained_finder(&pool, config, NULL);
+    gpu_finders(&pool, config, gpu);
+    for (int g = 0; g < GPUS; g++)
         ck_assert_int_eq(cc_finder_set_interpolator(gpu[g], want), CC_OK);
-    }
     ck_assert_int_eq(cc_finder_set_interpolator(cpu, want), CC_OK);
     uint32_t n_frames = frames_to_run(600);
     process_alike(&pool, cpu, gpu, n_frames, clusters, take_image, got);
@@ -662,10 +671,8 @@ START_TEST(identical_spectra)
     cc_gain_calibration *want = pool_spectra(&pool, events), *got[GPUS];
     ck_assert_int_eq(cc_finder_set_gain_calibration(cpu, want), CC_OK);
     cc_finder *gpu[GPUS];
-    config.backend = CC_BACKEND_CUDA;
+    gpu_finders(&pool, config, gpu);
     for (int g = 0; g < GPUS; g++) {
-        config.streams = gpu_streams[g];
-        gpu[g] = trained_finder(&pool, config, NULL);
         ck_assert_int_eq(cc_finder_set_gain_calibration(gpu[g], want), CC_OK);
         got[g] = pool_spectra(&pool, events);
     }
@@ -786,10 +793,8 @@ START_TEST(identical_tallies)
     ck_assert_int_eq(cc_finder_set_tally(cpu, want.spectrum, want.hitmap),
                      CC_OK);
     cc_finder *gpu[GPUS];
-    config.backend = CC_BACKEND_CUDA;
+    gpu_finders(&pool, config, gpu);
     for (int g = 0; g < GPUS; g++) {
-        config.streams = gpu_streams[g];
-        gpu[g] = trained_finder(&pool, config, NULL);
         ck_assert_int_eq(
             cc_finder_set_tally(gpu[g], want.spectrum, want.hitmap), CC_OK);
         got[g] = new_tally(&pool, _i);
@@ -1263,13 +1268,6 @@ START_TEST(fault_cuda_fails_unchanged)
                                     fault);
     double *scratch = malloc(4 * pool.pixels * sizeof *scratch);
     ck_assert_ptr_nonnull(scratch);
-    struct tally tally[2];
-    for (int i = 0; i < 2; i++) {
-        tally[i] = new_tally(&pool, 0);
-        ck_assert_int_eq(cc_finder_set_tally(i ? gpu : cpu, tally[0].spectrum,
-                                             tally[0].hitmap),
-                         CC_OK);
-    }
     for (int b = 0; b < FAULT_BATCHES; b++) {
         size_t n;
         const uint16_t *frames = fault_batch(&pool, b, &n);
