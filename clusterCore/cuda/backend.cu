@@ -196,6 +196,8 @@ static void free_slot(struct slot *slot)
     cudaFree(slot->common_mode_work.histogram);
     cudaFree(slot->common_mode_work.sums);
     cudaFree(slot->common_mode_work.arrivals);
+    cudaFree((void *)slot->common_mode_work.centre_parts);
+    cudaFree((void *)slot->common_mode_work.mean_parts);
     memset(slot, 0, sizeof *slot);
 }
 
@@ -327,6 +329,30 @@ static int clear_common_mode_work(const cc__common_mode_work *work,
     return CC_OK;
 }
 
+/* A kernel's table of parts (cc__common_mode_parts), on the device. */
+static int upload_parts(const cc__regions &regions,
+                        const cc__part_shape &shape,
+                        const cc__part_rect **device_parts, char *message)
+{
+    const size_t n = (size_t)shape.parts * regions.count;
+    cc__part_rect *parts = (cc__part_rect *)malloc(n * sizeof *parts);
+    if (parts == NULL)
+        return cc__message(message, CC_ENOMEM,
+                           "no memory for the common mode's parts");
+    cc__common_mode_parts(regions, shape, parts);
+    cc__part_rect *made = NULL;
+    cudaError_t error = cudaMalloc(&made, n * sizeof *parts);
+    if (error == cudaSuccess)
+        error = cudaMemcpy(made, parts, n * sizeof *parts,
+                           cudaMemcpyHostToDevice);
+    free(parts);
+    *device_parts = made; /* freed with the slot, even after a failure */
+    if (error != cudaSuccess)
+        return cuda_failure(message, "copying the common mode's parts",
+                            error);
+    return CC_OK;
+}
+
 static int allocate_common_mode_work(struct cc__cuda *cuda,
                                      struct slot *slot, char *message)
 {
@@ -345,7 +371,12 @@ static int allocate_common_mode_work(struct cc__cuda *cuda,
                  what);
     if (work->mean_shape.parts > 1)
         CUDA_TRY(cudaMalloc(&work->sums, 2 * (size_t)work->cells * 8), what);
-    return clear_common_mode_work(work, message);
+    int rc = upload_parts(cuda->regions, work->centre_shape,
+                          &work->centre_parts, message);
+    if (rc == CC_OK)
+        rc = upload_parts(cuda->regions, work->mean_shape, &work->mean_parts,
+                          message);
+    return rc != CC_OK ? rc : clear_common_mode_work(work, message);
 }
 
 static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,

@@ -55,27 +55,20 @@ struct rectangle_threads {
     }
 };
 
-/* The part of a region of a frame that this block takes, in a kernel
- * whose blocks share a region as shape says. */
+/* The part of a region of a frame that this block takes, from the
+ * kernel's table of parts (cc__common_mode_parts). */
 struct common_mode_part {
     uint32_t region, frame, at; /* at: frame * regions + region */
     uint32_t row0, row1, col0, col1;
     __device__ common_mode_part(const cc__regions &regions,
-                                const cc__part_shape &shape)
-        : region(blockIdx.x / shape.parts), frame(blockIdx.y)
+                                const cc__part_rect *__restrict__ parts)
+        : frame(blockIdx.y)
     {
-        uint32_t part = blockIdx.x % shape.parts;
-        uint32_t row_bands = shape.parts / shape.col_bands;
-        uint32_t col_band = part % shape.col_bands;
-        uint32_t row_band = part / shape.col_bands;
-        uint32_t r0, r1, c0, c1;
+        const cc__part_rect rect = parts[blockIdx.x];
+        region = rect.region;
         at = frame * regions.count + region;
-        cc__region_rectangle(&regions, region, &r0, &r1, &c0, &c1);
-        row0 = r0 + (uint32_t)((uint64_t)(r1 - r0) * row_band / row_bands);
-        row1 = r0 + (uint32_t)((uint64_t)(r1 - r0) * (row_band + 1) / row_bands);
-        col0 = c0 + (uint32_t)((uint64_t)(c1 - c0) * col_band / shape.col_bands);
-        col1 = c0 + (uint32_t)((uint64_t)(c1 - c0) * (col_band + 1) /
-                               shape.col_bands);
+        row0 = rect.row0, row1 = rect.row1;
+        col0 = rect.col0, col1 = rect.col1;
     }
     __device__ bool empty() const { return row0 == row1 || col0 == col1; }
 };
@@ -196,7 +189,7 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
     __shared__ uint32_t warp_sums[32];
     __shared__ int32_t answer;
     __shared__ bool last;
-    const common_mode_part part(g.regions, work.centre_shape);
+    const common_mode_part part(g.regions, work.centre_parts);
     const rectangle_threads walk(part.row0, part.row1, part.col0, part.col1);
     const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
     for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
@@ -275,7 +268,7 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
     /* The sum of the quiet pixels' values, and quiet << 32 | unmasked. */
     __shared__ unsigned long long block_sums[2];
     __shared__ bool last;
-    const common_mode_part part(g.regions, work.mean_shape);
+    const common_mode_part part(g.regions, work.mean_parts);
     const uint16_t *frame = frames + part.frame * (size_t)g.rows * g.cols;
     /* Frame cell (row, col) is tile cell (row + 1 - row0) * width +
      * (col + 1 - col0). */

@@ -192,6 +192,31 @@ void cc__common_mode_layout(const cc__regions &regions,
                                   COMMON_MODE_TILE_CELLS, &work->tile_cells);
 }
 
+void cc__common_mode_parts(const cc__regions &regions,
+                           const cc__part_shape &shape, cc__part_rect *parts)
+{
+    const uint32_t row_bands = shape.parts / shape.col_bands;
+    for (uint32_t region = 0; region < regions.count; region++) {
+        uint32_t r0, r1, c0, c1;
+        cc__region_rectangle(&regions, region, &r0, &r1, &c0, &c1);
+        for (uint32_t part = 0; part < shape.parts; part++) {
+            uint32_t col_band = part % shape.col_bands;
+            uint32_t row_band = part / shape.col_bands;
+            cc__part_rect *rect = &parts[(size_t)region * shape.parts + part];
+            rect->row0 = (uint16_t)(r0 + (uint64_t)(r1 - r0) * row_band /
+                                             row_bands);
+            rect->row1 = (uint16_t)(r0 + (uint64_t)(r1 - r0) *
+                                             (row_band + 1) / row_bands);
+            rect->col0 = (uint16_t)(c0 + (uint64_t)(c1 - c0) * col_band /
+                                             shape.col_bands);
+            rect->col1 = (uint16_t)(c0 + (uint64_t)(c1 - c0) *
+                                             (col_band + 1) / shape.col_bands);
+            rect->region = region;
+            rect->unused = 0;
+        }
+    }
+}
+
 /* Whether a kernel's shape fits a launch over count regions. */
 static bool shape_fits(const cc__part_shape &shape, uint32_t count)
 {

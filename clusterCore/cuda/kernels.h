@@ -73,6 +73,14 @@ struct cc__part_shape {
     uint32_t col_bands; /* parts side by side (parts: a multiple) */
 };
 
+/* A block's part of a region: its rectangle and its region, worked out
+ * once on the host (cc__common_mode_parts), so that a block's set-up
+ * reads 16 bytes instead of dividing. */
+struct cc__part_rect {
+    uint16_t row0, row1, col0, col1;
+    uint32_t region, unused;
+};
+
 /* A chunk's device scratch for the common mode (docs/spec.md §8.2), per
  * (frame, region) at frame * regions + region; cc__common_mode_layout
  * says how the blocks of each kernel share a region. histogram, sums and
@@ -81,6 +89,8 @@ struct cc__part_shape {
 struct cc__common_mode_work {
     cc__part_shape centre_shape; /* the centre kernel's parts */
     cc__part_shape mean_shape;   /* the mean kernel's, smaller */
+    const cc__part_rect *centre_parts; /* device: the block of a frame */
+    const cc__part_rect *mean_parts;   /* at region * parts + part */
     uint32_t tile_cells;       /* a mean part's rectangle and a cell around */
     uint32_t cells;            /* frames * regions of the largest chunk */
     int32_t *centre;           /* cells */
@@ -95,6 +105,10 @@ struct cc__common_mode_work {
  * parts merge two integers. */
 void cc__common_mode_layout(const cc__regions &regions,
                             cc__common_mode_work *work);
+/* The parts of every region as shape cuts them, shape.parts * regions of
+ * them, at region * shape.parts + part (host memory). */
+void cc__common_mode_parts(const cc__regions &regions,
+                           const cc__part_shape &shape, cc__part_rect *parts);
 
 /* The common mode of n_frames consecutive frames against the reference
  * r_ref and rms_ref, each frame independently: frame k's value for
