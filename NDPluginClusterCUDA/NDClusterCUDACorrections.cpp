@@ -488,15 +488,14 @@ void NDPluginClusterCUDA::publishCorrections(NDArray **commonMode,
             commonModeConfig_ = config;
         }
         *commonMode = commonModeRegion_.size() == pixels
-                          ? outputPool_->alloc(2, dims, NDFloat32, 0, NULL)
+                          ? mapArray(dims[0], dims[1], NDFloat32,
+                                     "common-mode rms of the pixel's region "
+                                     "(ADU)")
                           : NULL;
         if (*commonMode != NULL) {
             float *to = (float *)(*commonMode)->pData;
             for (size_t p = 0; p < pixels; p++)
                 to[p] = (float)commonModeFigures_[commonModeRegion_[p]].rms;
-            (*commonMode)->pAttributeList->add(
-                "Map", "what the array holds", NDAttrString,
-                (void *)"common-mode rms of the pixel's region (ADU)");
         }
     } else {
         setDoubleParam(ClusterCommonModeNow, 0);
@@ -520,16 +519,14 @@ void NDPluginClusterCUDA::publishCorrections(NDArray **commonMode,
                            : ": held, not applied";
     setStringParam(ClusterGainMapInUse, inUse.c_str());
     if (applied)
-        *gain = outputPool_->alloc(2, dims, NDFloat32, 0, NULL);
+        *gain = mapArray(dims[0], dims[1], NDFloat32,
+                         shownUnit == CC_GAIN_ADU_PER_KEV
+                             ? "gain map (ADU per keV)"
+                             : "gain map (relative)");
     if (*gain != NULL) {
         float *to = (float *)(*gain)->pData;
         for (size_t p = 0; p < pixels; p++)
             to[p] = (float)gainShown_[p];
-        (*gain)->pAttributeList->add(
-            "Map", "what the array holds", NDAttrString,
-            (void *)(shownUnit == CC_GAIN_ADU_PER_KEV
-                         ? "gain map (ADU per keV)"
-                         : "gain map (relative)"));
     }
     uint64_t photons, outside;
     takeGainSpectra(false, NULL);

@@ -310,7 +310,8 @@ NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
     cc_interpolator_flatness(image_, flatness); /* 0 for S = 1 or empty */
     const size_t s = (size_t)imaging_.subpixels;
     size_t dims[2] = {(size_t)imaging_.cols * s, (size_t)imaging_.rows * s};
-    NDArray *pImage = outputPool_->alloc(2, dims, NDUInt32, 0, NULL);
+    NDArray *pImage = mapArray(dims[0], dims[1], NDUInt32,
+                               "interpolated image (photons per sub-pixel)");
     if (pImage == NULL) {
         snprintf(message, NDCC_MESSAGE_SIZE,
                  "no NDArray for the interpolated image: the pool is "
@@ -321,9 +322,6 @@ NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
            dims[0] * dims[1] * sizeof(uint32_t));
     epicsInt32 subpixels = imaging_.subpixels;
     double photons = (double)stats->photons;
-    pImage->pAttributeList->add("Map", "what the array holds", NDAttrString,
-                                (void *)"interpolated image (photons per "
-                                        "sub-pixel)");
     pImage->pAttributeList->add("Subpixels", "sub-pixels a pixel, a side",
                                 NDAttrInt32, &subpixels);
     pImage->pAttributeList->add("EtaCalibration", "the calibration imaged by",

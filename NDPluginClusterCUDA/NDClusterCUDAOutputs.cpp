@@ -125,6 +125,25 @@ int NDPluginClusterCUDA::prepareAccumulators(int rows, int cols, int energy,
     return CC_OK;
 }
 
+/* An array of the plugin's pool for one of its maps (addresses 1 to 7),
+ * of cols x rows, its attributes only a Map saying what it holds (a pool
+ * gives back arrays with the attributes of their last use), its uniqueId
+ * the next of the maps' own numbering, so that a viewer sees a new array
+ * (the pool has its own lock). NULL when the pool is exhausted. */
+NDArray *NDPluginClusterCUDA::mapArray(size_t cols, size_t rows,
+                                       NDDataType_t type, const char *map)
+{
+    size_t dims[2] = {cols, rows};
+    NDArray *array = outputPool_->alloc(2, dims, type, 0, NULL);
+    if (array == NULL)
+        return NULL;
+    array->uniqueId = ++mapArrays_;
+    array->pAttributeList->clear();
+    array->pAttributeList->add("Map", "what the array holds", NDAttrString,
+                               (void *)map);
+    return array;
+}
+
 /* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded
  * (port unlocked: the pool has its own lock). */
 NDArray *NDPluginClusterCUDA::clusterArray(NDArrayPool *pool,
@@ -177,6 +196,7 @@ int NDPluginClusterCUDA::applyWindow(const Job &job, char *message)
     stopCounting();
     /* Checked when written; the spectrum's energy is checked too. */
     cc_hitmap_set_window(hitmap_, asked.windowed ? &asked.window : NULL);
+    hitmapWindowed_ = asked.windowed;
     cc_hitmap_reset(hitmap_);
     int counted = cc_finder_set_tally(finder_, spectrum_, hitmap_);
     counting_ = counted == CC_OK;
@@ -209,8 +229,11 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     if (takeCounts(message) != CC_OK)
         setStatus("%s", message);
     size_t pixels = (size_t)rows_ * cols_;
-    size_t dims[2] = {(size_t)cols_, (size_t)rows_};
-    NDArray *pHits = outputPool_->alloc(2, dims, NDUInt32, 0, NULL);
+    NDArray *pHits = mapArray(
+        cols_, rows_, NDUInt32,
+        hitmapWindowed_
+            ? "counting image (photons of the energy window a pixel)"
+            : "hit map (cluster centres a pixel)");
     if (pHits != NULL)
         memcpy(pHits->pData, cc_hitmap_counts(hitmap_),
                pixels * sizeof(uint32_t));
@@ -297,14 +320,11 @@ void NDPluginClusterCUDA::makeMaps(NDArray *maps[3])
         "pedestal mean (ADU)", "pedestal noise rms (ADU)",
         "bad-pixel mask (1 = masked)"};
     const size_t pixels = (size_t)rows_ * cols_;
-    size_t dims[2] = {(size_t)cols_, (size_t)rows_};
     for (int i = 0; i < 3; i++) {
-        maps[i] = outputPool_->alloc(2, dims, i < 2 ? NDFloat32 : NDUInt8, 0,
-                                     NULL);
+        maps[i] = mapArray(cols_, rows_, i < 2 ? NDFloat32 : NDUInt8,
+                           names[i]);
         if (maps[i] == NULL)
             continue;
-        maps[i]->pAttributeList->add("Map", "what the array holds",
-                                     NDAttrString, (void *)names[i]);
         if (i < 2) {
             const double *from = i == 0 ? mean_ : rms_;
             float *to = (float *)maps[i]->pData;

@@ -28,6 +28,7 @@
 #ifndef NDPLUGINCLUSTERCUDA_H
 #define NDPLUGINCLUSTERCUDA_H
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -381,6 +382,8 @@ private:
     asynStatus checkSpectrum(asynUser *pasynUser, int function, double value);
     asynStatus checkWindow(asynUser *pasynUser, int function, double value);
     int applyWindow(const Job &job, char *message);
+    NDArray *mapArray(size_t cols, size_t rows, NDDataType_t type,
+                      const char *map);
     void stopCounting();
     int takeCounts(char *message);
     void processHeld();
@@ -443,6 +446,8 @@ private:
      * each publication; counting_ says whether it does. */
     cc_spectrum *spectrum_;
     cc_hitmap *hitmap_;
+    bool hitmapWindowed_; /* the counting image of the window */
+    std::atomic<int> mapArrays_; /* maps made (mapArray), their uniqueId */
     bool counting_;
     /* Batch number k lives in batches_[k % batchSlots_] from the moment
      * the processing thread fills it until it is published: two for each
