@@ -15,6 +15,8 @@
 #   from the receiver's raw files: on two busy cores the receiver's UDP
 #   socket, a dozen frames deep at the kernel's rmem_max, overflows now
 #   and then, and those frames never exist for anything of ours);
+# - the hit map over PV Access (NDPluginPva) is the core's too, where the
+#   IOC is built with PVA;
 # - the receiver's raw files of the same run, cut to those frames, give
 #   clusterfind the clusters NDFileHDF5 wrote from the plugin, frame by
 #   frame;
@@ -165,6 +167,20 @@ done
 counts_equal "${C}Spectrum_RBV" "$work/spectrum.txt" || fail "the spectrum differs from the core's"
 counts_equal "${P}image1:ArrayData" "$work/hitmap.txt" || fail "the hit map differs from the core's"
 echo "ok: $total clusters, the spectrum and the hit map, as the core finds in the frames that arrived"
+# The same hit map over PV Access, where the IOC is built with it.
+if grep -q '"PVA"' "$builddir/ioc/envPaths"; then
+    need_pyclients
+    "$pyclients" - "${P}Pva:HitMap" "$work/hitmap.txt" <<'PYTHON' ||
+import sys
+import numpy
+from p4p.client.thread import Context
+hits = Context("pva").get(sys.argv[1], timeout=5)
+want = numpy.loadtxt(sys.argv[2], dtype=numpy.int64)
+sys.exit(0 if hits.size == want.size and (hits.ravel() == want).all() else 1)
+PYTHON
+        fail "the hit map over PV Access (${P}Pva:HitMap) differs from the core's"
+    echo "ok: the hit map over PV Access is the core's too"
+fi
 
 "$clusterfind" --pedestal "$work/train_master_0.json" --data "$work/search_master_0.json" \
     --pedestal-frames $pedestal --output "$work/raw.clust" >"$work/clusterfind.log" 2>&1 ||

@@ -96,7 +96,7 @@ cp "$build/ioc/iocClusterCUDA.dbd" "$bundle/ioc/"
 cp "$top"/db/*.template "$top"/db/*.req "$bundle/db/"
 cp "$adcore"/db/*.template "$adcore"/db/*.req "$bundle/adcore/db/"
 cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
-cp "$top/iocBoot/operators.acf" "$bundle/iocBoot/"
+cp "$top/iocBoot/operators.acf" "$top/iocBoot/clusterPva.iocsh" "$bundle/iocBoot/"
 cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_source_bench.sh "$top"/tools/ioc_soak.sh \
     "$top"/tools/ioc_lib.sh "$top"/tools/ioc_process.sh "$bundle/tools/"
 mkdir -p "$bundle/tests"

@@ -8,18 +8,26 @@
 # and may set ioc_nice (a nice increment for the IOC, default 0).
 
 # ioc_loopback_ca PREFIX: the environment of the IOC to come and of its
-# clients: a private server port, loopback only, PVs named PREFIX...;
-# sets P (the prefix) and C (the cluster finder's).
+# clients: private Channel Access and PV Access ports, loopback only, PVs
+# named PREFIX...; sets P (the prefix) and C (the cluster finder's).
 ioc_loopback_ca() {
     EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000))
     EPICS_CA_AUTO_ADDR_LIST=NO
     EPICS_CA_ADDR_LIST=127.0.0.1
     EPICS_CAS_INTF_ADDR_LIST=127.0.0.1
     EPICS_CA_MAX_ARRAY_BYTES=20000000
+    EPICS_PVA_SERVER_PORT=$((40000 + $$ % 10000 * 2))
+    EPICS_PVA_BROADCAST_PORT=$((EPICS_PVA_SERVER_PORT + 1))
+    EPICS_PVA_AUTO_ADDR_LIST=NO
+    EPICS_PVA_ADDR_LIST=127.0.0.1
+    EPICS_PVAS_INTF_ADDR_LIST=127.0.0.1
     PREFIX=$1
     IOCSH_HISTFILE=$work/iocsh_history
     export EPICS_CA_SERVER_PORT EPICS_CA_AUTO_ADDR_LIST EPICS_CA_ADDR_LIST \
-        EPICS_CAS_INTF_ADDR_LIST EPICS_CA_MAX_ARRAY_BYTES PREFIX IOCSH_HISTFILE
+        EPICS_CAS_INTF_ADDR_LIST EPICS_CA_MAX_ARRAY_BYTES \
+        EPICS_PVA_SERVER_PORT EPICS_PVA_BROADCAST_PORT \
+        EPICS_PVA_AUTO_ADDR_LIST EPICS_PVA_ADDR_LIST \
+        EPICS_PVAS_INTF_ADDR_LIST PREFIX IOCSH_HISTFILE
     P=$PREFIX
     C=${P}Cluster1:
 }

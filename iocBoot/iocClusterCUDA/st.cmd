@@ -89,6 +89,13 @@ dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=commonMode1:,PORT=COMMONMOD
 NDStdArraysConfigure("GAIN1", 3, 0, "CLUSTER1", 7, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=gain1:,PORT=GAIN1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=7,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
 
+# PV Access, when the IOC is built with it (envPaths then sets PVA, which
+# turns these lines on; without, "#" makes them comments): every array of
+# the finder as an NTNDArray, $(PREFIX)Pva:NAME (iocBoot/clusterPva.iocsh),
+# and every record over PVA as well as Channel Access (QSRV).
+$(PVA=#)iocshLoad("$(CLUSTER_TOP)/iocBoot/clusterPva.iocsh", "PREFIX=$(PREFIX),FINDER=CLUSTER1")
+$(PVA=#)startPVAServer
+
 # Access security (iocBoot/operators.acf): the operators write from the
 # operator hosts, everyone else reads.
 asSetSubstitutions("OPERATORS='$(CLUSTER_OPERATORS=$(USER=root))',OPERATOR_HOSTS='$(CLUSTER_OPERATOR_HOSTS=localhost)'")

@@ -52,6 +52,13 @@ dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=image1:,PORT=IMAGE1,ADDR=0,
 NDStdArraysConfigure("INTERP1", 3, 0, "CLUSTER1", 5, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=interp1:,PORT=INTERP1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=5,TYPE=Int32,FTVL=LONG,NELEMENTS=4000000")
 
+# PV Access, when the IOC is built with it (envPaths then sets PVA, which
+# turns these lines on; without, "#" makes them comments): every array of
+# the finder as an NTNDArray, $(PREFIX)Pva:NAME (iocBoot/clusterPva.iocsh),
+# and every record over PVA as well as Channel Access (QSRV).
+$(PVA=#)iocshLoad("$(CLUSTER_TOP)/iocBoot/clusterPva.iocsh", "PREFIX=$(PREFIX),FINDER=CLUSTER1")
+$(PVA=#)startPVAServer
+
 # Autosave: the settings of iocMoench.req, restored before the records
 # initialise (so the driver's PINI records write the saved values, not
 # the template's: ReceiverMode 1, the NumFrames and periods in use), saved
