@@ -19,10 +19,11 @@
  * its queue it holds each array it is given, up to MaxBatch, and hands
  * them over as one batch; a lone array is handed over at once. A finder
  * thread makes one core call per batch, in order: the pedestal is one
- * ordered sequence, frame k after frame k-1. Output threads (maxThreads
- * of them) take the batches in turn: each adds its batch to its own part
- * of the spectrum and hit map, fills the cluster arrays, then publishes
- * them when the batch before is out, so arrays leave in order. Each of
+ * ordered sequence, frame k after frame k-1; the finder counts the
+ * spectrum and hit map as it goes. Output threads (maxThreads of them)
+ * take the batches in turn: each fills the batch's cluster arrays (and
+ * its own part of an η calibration being taken), then publishes them
+ * when the batch before is out, so arrays leave in order. Each of
  * these stages runs on its own CPU at full rate.
  */
 #ifndef NDPLUGINCLUSTERCUDA_H

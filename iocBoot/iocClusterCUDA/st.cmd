@@ -39,13 +39,14 @@ ADMoenchSimConfig("MOENCH", 400, 400, 0, 0, 0, 0)
 dbLoadRecords("ADMoenchSim.template", "P=$(PREFIX),R=cam1:,PORT=MOENCH,ADDR=0,TIMEOUT=1,SCANRATE=$(SCANRATE)")
 
 # The cluster finder. One thread gathers the arrays, one finds their
-# clusters, in order, since the pedestal is one ordered sequence;
+# clusters, in order, since the pedestal is one ordered sequence, and
+# counts them into the spectrum and hit map (on the GPU where it runs);
 # maxThreads (the last argument, CLUSTER_OUTPUT_THREADS, default 6) output
-# threads add the batches to the spectrum and hit map and publish their
-# cluster arrays, in order. At 3x3 and 2,200 clusters a frame each frame
-# takes an output thread 50-80 us on the H200's host: 50,000 frames/s
-# held with 4 in some runs and with 6 in all (docs/benchmarks.md); idle
-# ones cost nothing. The cluster arrays and images come from the plugin's
+# threads fill and publish the batches' cluster arrays, in order. At 3x3
+# and 2,200 clusters a frame each frame takes an output thread about
+# 20 us on a lent H100's host: 50,000 frames/s with imaging and both
+# corrections held in 5 runs of 5, twice (docs/benchmarks.md); idle ones
+# cost nothing. The cluster arrays and images come from the plugin's
 # own pool, CLUSTER_MAX_MEMORY bytes at most (default 0: no limit).
 NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "MOENCH", 0, 0, $(CLUSTER_MAX_MEMORY=0), 0, 0, $(CLUSTER_OUTPUT_THREADS=6))
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=MOENCH,SCANRATE=$(SCANRATE)")
