@@ -1224,12 +1224,16 @@ static int take_tally(struct device_tally *tally, uint64_t *counts,
     CUDA_TRY(cudaMemset(tally->totals, 0,
                         tally->n_totals * sizeof(unsigned long long)),
              what);
+    /* A memset of device memory may return before it is done, on the
+     * legacy stream, which the batches' non-blocking streams do not wait
+     * for: the next batch's kernels must find the tally empty. */
+    CUDA_TRY(cudaDeviceSynchronize(), what);
     return CC_OK;
 }
 
-/* After a failed batch, part of which may be in the image and spectra:
- * they are emptied rather than left holding part of a batch, and message
- * says so. */
+/* After a failed batch, part of which may be in the image, spectra and
+ * counts: they are emptied rather than left holding part of a batch, and
+ * message says so. */
 static int drop_accumulated(struct cc__cuda *cuda, int rc, char *message)
 {
     if (!accumulating(cuda))
@@ -1241,6 +1245,7 @@ static int drop_accumulated(struct cc__cuda *cuda, int rc, char *message)
         clear_tally(&cuda->spectra->spectra);
     if (cuda->counting != NULL)
         clear_tally(&cuda->counting->counts);
+    cudaDeviceSynchronize(); /* as far as the device still can */
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", message);
     return cc__message(message, rc,
