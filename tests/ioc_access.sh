@@ -34,7 +34,7 @@ denied() {
 }
 
 start_ioc 1
-[ "$(as_nobody "$caget" -t -w 2 "${C}NSigma_RBV")" = "$(get "${C}NSigma_RBV")" ] ||
+[ "$(as_nobody "$caget" -t -w $ca_wait "${C}NSigma_RBV")" = "$(get "${C}NSigma_RBV")" ] ||
     fail "nobody cannot read NSigma_RBV"
 denied nobody "${C}NSigma" 7
 denied nobody "${C}PedestalFrames" 50

@@ -29,7 +29,7 @@ for pinned in 1 0; do
     start_ioc $pinned
     for record in cam1:ArrayCounter_RBV cam1:NumImagesCounter_RBV \
         Cluster1:QueueFree Cluster1:UniqueId_RBV Stats1:ArrayCounter_RBV; do
-        got=$("$caget" -t -w 2 "$P$record.SCAN")
+        got=$("$caget" -t -w $ca_wait "$P$record.SCAN")
         [ "$got" = "$scan" ] || fail "CLUSTER_SCANRATE=$scan: $record scans at $got"
     done
     if [ $pinned = 1 ]; then
@@ -48,7 +48,7 @@ for pinned in 1 0; do
     done
     put "${P}cam1:Acquire" 1
     wait_for "${C}ArrayCounter_RBV" $((dark + frames))
-    got=$("$caget" -t -f0 -w 2 "${C}TotalClusters_RBV")
+    got=$("$caget" -t -f0 -w $ca_wait "${C}TotalClusters_RBV")
     [ "$got" = "$expected" ] ||
         fail "PINNED_ARRAYS=$pinned: the IOC found $got clusters, the core $expected"
     [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "arrays were dropped"

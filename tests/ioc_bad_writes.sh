@@ -85,7 +85,7 @@ flowing=$(($(get "${C}ArrayCounter_RBV") - before))
 wait_for "${C}ArrayCounter_RBV" $((before + 100 + frames))
 [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "$(get "${C}DroppedArrays_RBV") arrays dropped"
 [ "$(get "${C}BadArrays_RBV")" = 0 ] || fail "arrays refused"
-got=$("$caget" -t -f0 "${C}TotalClusters_RBV")
+got=$("$caget" -w $ca_wait -t -f0 "${C}TotalClusters_RBV")
 [ "$got" = "$expected" ] || fail "$got clusters after the bad writes, the core $expected"
 published_equal "${C}Spectrum_RBV" "$work/spectrum.txt" ||
     fail "the spectrum differs from the core's after the bad writes"

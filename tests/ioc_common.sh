@@ -64,13 +64,17 @@ ioc_alive() {
 }
 trap 'stop_ioc; rm -rf "$work"' EXIT
 
-get() { "$caget" -t -n -w 2 "$1"; }
+# ca_wait: seconds a caget waits for its channel. An IOC under
+# AddressSanitizer on a loaded two-core machine has taken over 2 s to
+# answer a search; a wait only costs time when the IOC is that slow.
+ca_wait=10
+get() { "$caget" -t -n -w $ca_wait "$1"; }
 # getcount PV: a count the record holds as a double, every digit (get
 # prints a double to six significant digits: 1.32237e+06).
-getcount() { "$caget" -t -n -f0 -w 2 "$1"; }
-put() { "$caput" -c -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
-putstr() { "$caput" -S -w 10 "$1" "$2" >/dev/null || fail "caput $1 $2"; }
-getstr() { "$caget" -t -S -w 2 "$1"; }
+getcount() { "$caget" -t -n -f0 -w $ca_wait "$1"; }
+put() { "$caput" -c -w $ca_wait "$1" "$2" >/dev/null || fail "caput $1 $2"; }
+putstr() { "$caput" -S -w $ca_wait "$1" "$2" >/dev/null || fail "caput $1 $2"; }
+getstr() { "$caget" -t -S -w $ca_wait "$1"; }
 # poll COMMAND...: until COMMAND succeeds (60 s at most), failing at once
 # should the IOC end meanwhile.
 poll() {
@@ -94,7 +98,7 @@ caught_up() {
 # counts_equal PV FILE [DIGITS]: the first lines of PV's array, with
 # DIGITS decimals (default 0), are FILE's lines.
 counts_equal() {
-    "$caget" -t -f"${3:-0}" "$1" | tr ' ' '\n' | tail -n +2 |
+    "$caget" -w $ca_wait -t -f"${3:-0}" "$1" | tr ' ' '\n' | tail -n +2 |
         head -n "$(wc -l <"$2")" | cmp -s - "$2"
 }
 # published CHECK ARGS...: CHECK ARGS holds within 5 s, for what the
@@ -113,7 +117,7 @@ published_equal() { published counts_equal "$@"; }
 # image_equal PV FILE.npy: PV's array is the image in FILE (the test has
 # set python to one with NumPy: need_python).
 image_equal() {
-    "$caget" -t "$1" >"$work/array.txt" || return 1
+    "$caget" -w $ca_wait -t "$1" >"$work/array.txt" || return 1
     $python - "$work/array.txt" "$2" <<'PYTHON'
 import sys
 import numpy

@@ -101,7 +101,7 @@ corrected=$(get "${C}TotalClusters_RBV")
 rms=$(get "${C}CommonModeRms_RBV")
 [ "$($python -c "print(25 < $rms < 35)")" = True ] ||
     fail "30 ADU of common mode measured as $rms ADU rms"
-"$caget" -t "${P}commonMode1:ArrayData" >"$work/array.txt"
+"$caget" -w $ca_wait -t "${P}commonMode1:ArrayData" >"$work/array.txt"
 $python - "$work/array.txt" "$rms" <<'PYTHON' || fail "the common-mode map is not 8 regions near $rms ADU"
 import sys
 import numpy
@@ -161,7 +161,7 @@ put "${C}GainMode" Apply
 acquire 0 10
 getstr "${C}GainMapInUse_RBV" | grep -q "map.npy (relative, fitted from .*): applied" ||
     fail "the map in use: $(getstr "${C}GainMapInUse_RBV")"
-"$caget" -t "${P}gain1:ArrayData" >"$work/array.txt"
+"$caget" -w $ca_wait -t "${P}gain1:ArrayData" >"$work/array.txt"
 $python - "$work/array.txt" "$work/map.npy" "$work/map_flagged.npy" <<'PYTHON' || fail "the gain map on address 7 is not the one saved"
 import sys
 import numpy
@@ -215,7 +215,7 @@ put "${C}GainMode" Apply
 acquire 0 10
 [ "$(getstr "${C}SpectrumAxisUnit_RBV")" = eV ] ||
     fail "with a map in ADU per keV the spectrum is in $(getstr "${C}SpectrumAxisUnit_RBV")"
-"$caget" -t "${P}gain1:ArrayData" >"$work/array.txt"
+"$caget" -w $ca_wait -t "${P}gain1:ArrayData" >"$work/array.txt"
 $python -c "import numpy; v = numpy.array(open('$work/array.txt').read().split()[1:10001], dtype=float); assert v.size == 10000 and (v == 100).all(), v" ||
     fail "the TIFF's map on address 7 is not 100 ADU per keV everywhere"
 put "${P}cam1:SizeX" 90

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/ioc_common.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)
-getn() { "$caget" -t -n -f0 -w 5 "$1"; } # integers exact, enums as numbers
+getn() { "$caget" -t -n -f0 -w $ca_wait "$1"; } # integers exact, enums as numbers
 
 # The demo in the background with SIGINT and SIGTERM as a terminal leaves
 # them: a shell without job control starts a background command with
@@ -92,7 +92,7 @@ grep -E "$live" "$work/demo.out" | tail -n 2 | sed 's/^/ok: live: /'
 [ "$(getn "${C}PeakFitted_RBV")" = 1 ] || fail "PeakFitted_RBV is $(getn "${C}PeakFitted_RBV")"
 [ "$(getn "${S}ImageMode_RBV")" = 2 ] && [ "$(getn "${S}Acquire")" = 1 ] ||
     fail "the source is not acquiring continuously"
-period=$("$caget" -t -f9 -w 5 "${S}AcquirePeriod_RBV")
+period=$("$caget" -t -f9 -w $ca_wait "${S}AcquirePeriod_RBV")
 [ "$period" = "$(awk "BEGIN{printf \"%.9f\", 1/$rate}")" ] || fail "AcquirePeriod_RBV is $period, not 1/$rate"
 frames=$(getn "${C}ArrayCounter_RBV")
 clusters=$(getn "${C}TotalClusters_RBV")
@@ -102,7 +102,7 @@ for _ in $(seq 100); do
 done
 [ "$(getn "${C}ArrayCounter_RBV")" -gt "$frames" ] || fail "no frame reached the plugin in 20 s"
 [ "$(getn "${C}TotalClusters_RBV")" -gt "$clusters" ] || fail "the frames gave no cluster"
-echo "ok: over Channel Access: the pedestal Ready, frames flowing ($frames, then $(getn "${C}ArrayCounter_RBV")), clusters found ($(getn "${C}TotalClusters_RBV")), the line fitted at $("$caget" -t -w 5 "${C}PeakPosition_RBV") ADU"
+echo "ok: over Channel Access: the pedestal Ready, frames flowing ($frames, then $(getn "${C}ArrayCounter_RBV")), clusters found ($(getn "${C}TotalClusters_RBV")), the line fitted at $("$caget" -t -w $ca_wait "${C}PeakPosition_RBV") ADU"
 
 # Ctrl-C: everything stopped, long before --seconds.
 kill -INT $demo

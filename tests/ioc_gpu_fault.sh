@@ -56,7 +56,7 @@ echo "$backend" | grep -q "auto: the GPU failed: CUDA: copying frames to the GPU
     fail "Backend_RBV does not say the GPU failed: $backend"
 echo "$status" | grep -q "switched to the CPU backend, pedestal kept, the batch done again on the CPU" ||
     fail "the status did not say what happened: $status"
-got=$("$caget" -t -f0 "${C}TotalClusters_RBV")
+got=$("$caget" -w $ca_wait -t -f0 "${C}TotalClusters_RBV")
 [ "$got" = "$expected" ] || fail "$got clusters after the fall-back, the core $expected"
 published_equal "${C}Spectrum_RBV" "$work/spectrum.txt" ||
     fail "the spectrum after the fall-back differs from the core's"
@@ -78,7 +78,7 @@ CUDA*) ;;
 esac
 echo "$status" | grep -q "launching the decide kernel (planted by CC_CUDA_FAULT)" ||
     fail "the status did not say the batch failed: $status"
-got=$("$caget" -t -f0 "${C}TotalClusters_RBV")
+got=$("$caget" -w $ca_wait -t -f0 "${C}TotalClusters_RBV")
 [ "$got" -gt 0 ] && [ "$got" -lt "$expected" ] ||
     fail "$got clusters: the failed batch should cost some of the core's $expected, and only it"
 echo "ok: cuda, a launch failing: the status says so, still on the GPU, $got of $expected clusters (the failed batch's lost)"

@@ -112,8 +112,8 @@ cmp -s "$work/live.eta" "$work/offline.eta" ||
     fail "the live calibration differs from clusterfind's: $(getstr "${C}StatusMessage_RBV")"
 [ "$(getstr "${C}SpectrumAxisUnit_RBV")" = keV ] ||
     fail "the spectrum's axis is in $(getstr "${C}SpectrumAxisUnit_RBV") with a gain"
-axis=$("$caget" -t "${C}SpectrumAxis_RBV" | cut -d' ' -f2)
-x=$("$caget" -t "${C}SpectrumX_RBV" | cut -d' ' -f2)
+axis=$("$caget" -w $ca_wait -t "${C}SpectrumAxis_RBV" | cut -d' ' -f2)
+x=$("$caget" -w $ca_wait -t "${C}SpectrumX_RBV" | cut -d' ' -f2)
 [ "$($python -c "print(abs($axis * 100 - $x) < 1e-6)")" = True ] ||
     fail "the first bin is at $x ADU and $axis keV"
 echo "ok: a calibration of $calibrated photons taken live is clusterfind's file; the window set in keV, the axis in keV"
@@ -191,7 +191,7 @@ put "${P}cam1:Acquire" 0
 published
 [ "$(get "${P}interp1:ArraySize0_RBV")" = 1600 ] ||
     fail "Subpixels 4 gave an image $(get "${P}interp1:ArraySize0_RBV") wide"
-"$caget" -t "${P}interp1:ArrayData" >"$work/array.txt"
+"$caget" -w $ca_wait -t "${P}interp1:ArrayData" >"$work/array.txt"
 sum=$($python -c "import sys; print(sum(int(v) for v in open(sys.argv[1]).read().split()[1:]))" "$work/array.txt")
 [ "$sum" -gt 0 ] && [ "$sum" = "$(getcount "${C}ImagedPhotons_RBV")" ] ||
     fail "the image holds $sum photons, ImagedPhotons_RBV $(getcount "${C}ImagedPhotons_RBV")"

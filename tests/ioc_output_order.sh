@@ -43,6 +43,6 @@ largest=$(awk '$NF ~ /^[0-9]+$/ && $NF > m {m = $NF} END {print m + 0}' "$work/b
 disordered=$(get "${C}DisorderedArrays_RBV")
 [ "$disordered" -le 1 ] || fail "$disordered cluster arrays left out of uniqueId order"
 [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "arrays were dropped"
-got=$("$caget" -t -f0 -w 2 "${C}TotalClusters_RBV")
+got=$("$caget" -t -f0 -w $ca_wait "${C}TotalClusters_RBV")
 [ "$got" = "$expected" ] || fail "the IOC found $got clusters, the core $expected"
 echo "ok: output thread 0 late by 20 ms, batches of up to $largest arrays on 4 output threads: every cluster array in uniqueId order, $got clusters as the core's"

@@ -130,7 +130,7 @@ put "${C}MaxClusters" 100
 replay "$data" 5
 dropped=$(get "${C}DroppedClusters_RBV")
 [ "${dropped%.*}" -gt 0 ] || fail "MaxClusters 100 dropped nothing"
-"$caget" -a "${C}DroppedClusters_RBV" | grep -q MAJOR || fail "no MAJOR alarm on drops"
+"$caget" -w $ca_wait -a "${C}DroppedClusters_RBV" | grep -q MAJOR || fail "no MAJOR alarm on drops"
 [ "$(get "${C}NumClusters_RBV")" -gt 100 ] || fail "NumClusters_RBV does not count what was found"
 put "${C}MaxClusters" 5000
 echo "ok: MaxClusters 100 dropped $dropped clusters, in a MAJOR alarm"
@@ -181,13 +181,13 @@ jumps=$(( $(get "${C}DisorderedArrays_RBV") - disordered ))
 got9=$(get "${C}TotalClusters_RBV")
 [ "$got9" = "$expected9" ] || fail "in batches: $got9 clusters, the core alone $expected9"
 sleep 1.5 # the spectrum is published every SpectrumPeriod (1 s)
-"$caget" -t -f0 -w 2 "${C}Spectrum_RBV" | tr ' ' '\n' | tail -n +2 |
+"$caget" -t -f0 -w $ca_wait "${C}Spectrum_RBV" | tr ' ' '\n' | tail -n +2 |
     head -n 400 >"$work/spectrum9_ioc.txt"
 cmp -s "$work/spectrum9_ioc.txt" "$work/spectrum9.txt" ||
     fail "in batches the spectrum differs from the core alone's"
 # The line fitted to that spectrum: the core's fit to the same counts.
 expected_peak=$(sed -n 's/^peak //p' "$work/totals9.txt")
-got_peak="$("$caget" -t -f4 "${C}PeakPosition_RBV") $("$caget" -t -f4 "${C}PeakSigma_RBV")"
+got_peak="$("$caget" -w $ca_wait -t -f4 "${C}PeakPosition_RBV") $("$caget" -w $ca_wait -t -f4 "${C}PeakSigma_RBV")"
 [ "$(get "${C}PeakFitted_RBV")" = 1 ] && [ "$got_peak" = "$expected_peak" ] ||
     fail "the line fitted: $got_peak ($(get "${C}PeakFitted_RBV")), the core's $expected_peak"
 for setting in ClusterSizeX:3 ClusterSizeY:3 MaxBatch:64; do

@@ -82,7 +82,7 @@ for map in HitMap:image1:-n PedestalMean:pedestal1:-e8 PedestalNoise:noise1:-e8 
     Mask:mask1:-n Image:interp1:-n CommonMode:commonMode1:-e8 Gain:gain1:-e8; do
     name=${map%%:*} rest=${map#*:}
     records=${rest%%:*} format=${rest#*:}
-    "$caget" -t "$format" "${P}$records:ArrayData" >"$work/$name.txt" ||
+    "$caget" -w $ca_wait -t "$format" "${P}$records:ArrayData" >"$work/$name.txt" ||
         fail "caget ${P}$records:ArrayData"
     for rbv in UniqueId_RBV EpicsTSSec_RBV EpicsTSNsec_RBV; do
         echo "$rbv $(get "${P}$records:$rbv")"

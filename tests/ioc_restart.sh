@@ -190,8 +190,8 @@ stream() {
     sent=$(get "${P}cam1:ArrayCounter_RBV")
     taken=$(get "${C}ArrayCounter_RBV")
     dropped=$(get "${C}DroppedArrays_RBV")
-    stored=$("$caget" -t -f0 "${C}TotalClusters_RBV")
-    cut=$("$caget" -t -f0 "${C}DroppedClusters_RBV")
+    stored=$("$caget" -w $ca_wait -t -f0 "${C}TotalClusters_RBV")
+    cut=$("$caget" -w $ca_wait -t -f0 "${C}DroppedClusters_RBV")
     written_dropped=$(get "${P}HDF1:DroppedArrays_RBV")
     put "${P}cam1:ImageMode" 2
     "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
@@ -215,8 +215,8 @@ settle() {
     sent=$(($(get "${P}cam1:ArrayCounter_RBV") - sent))
     taken=$(($(get "${C}ArrayCounter_RBV") - taken))
     dropped=$(($(get "${C}DroppedArrays_RBV") - dropped))
-    stored=$(($("$caget" -t -f0 "${C}TotalClusters_RBV") - stored))
-    cut=$(($("$caget" -t -f0 "${C}DroppedClusters_RBV") - cut))
+    stored=$(($("$caget" -w $ca_wait -t -f0 "${C}TotalClusters_RBV") - stored))
+    cut=$(($("$caget" -w $ca_wait -t -f0 "${C}DroppedClusters_RBV") - cut))
     written_dropped=$(($(get "${P}HDF1:DroppedArrays_RBV") - written_dropped))
     [ "$(get "${C}BadArrays_RBV")" = 0 ] || fail "arrays were refused"
 }

@@ -157,7 +157,7 @@ cat "$work/train_numbers.txt" "$work/search_numbers.txt" >"$work/frame_numbers.t
     --spectrum "$work/spectrum.txt" --hitmap "$work/hitmap.txt" \
     >"$work/expected.txt" || fail "source_totals failed"
 expected=$(sed -n 's/^clusters //p' "$work/expected.txt")
-total=$("$caget" -t -f0 -w 2 "${C}TotalClusters_RBV")
+total=$("$caget" -t -f0 -w $ca_wait "${C}TotalClusters_RBV")
 [ "$total" = "$expected" ] || fail "the plugin found $total clusters, the core $expected in the same frames"
 for _ in $(seq 20); do
     counts_equal "${C}Spectrum_RBV" "$work/spectrum.txt" &&
