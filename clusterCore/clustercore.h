@@ -196,6 +196,8 @@ typedef struct cc_finder_stats {
     uint64_t clusters_dropped; /* clusters beyond max_clusters since reset */
     uint64_t frames_truncated; /* frames that had clusters dropped */
     uint64_t masked_pixels;    /* pixels the bad-pixel mask takes out */
+    uint64_t frames_pedestal;  /* pedestal frames that updated the ready
+                                  pedestal since reset (cc_finder_add_pedestal) */
 } cc_finder_stats;
 
 /* Creates a finder in the TRAINING state. On failure *finder is NULL and
@@ -297,6 +299,22 @@ CC_API int cc_finder_train(cc_finder *finder, const uint16_t *frames,
 /* Makes the pedestal READY with the frames summed so far (at least 2),
  * which then become the window N. */
 CC_API int cc_finder_finish_training(cc_finder *finder);
+
+/* Pedestal frames (docs/spec.md §2.7): dark frames given between data,
+ * as PSI's MÖNCH frame modes Pedestal and NewPedestal mark them. While
+ * the pedestal trains they are summed as by cc_finder_train, and a batch
+ * may take it to READY; once it is READY, each frame updates every
+ * unmasked pixel as a quiet pixel (its common mode subtracted when the
+ * correction is on) and gives no clusters, enters no image, spectra or
+ * counts, and counts in frames_pedestal. On failure the ready pedestal
+ * is as before the call; frames already summed into a training one stay
+ * summed. The GPU fall-back of cc_finder_process applies. */
+CC_API int cc_finder_add_pedestal(cc_finder *finder, const uint16_t *frames,
+                                  size_t n_frames);
+/* The same for frames that are not back to back (frames[k]: frame k). */
+CC_API int cc_finder_add_pedestal_list(cc_finder *finder,
+                                       const uint16_t *const *frames,
+                                       size_t n_frames);
 
 /* Finds the clusters of n_frames consecutive frames and updates the
  * pedestal after each, as the spec's frozen model says. frame_numbers (may be

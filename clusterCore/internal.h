@@ -56,6 +56,9 @@ struct cc__frames {
     const uint16_t *first;
     const uint16_t *const *each;
     size_t pixels; /* of one frame */
+    /* Pedestal frames (docs/spec.md §2.7): every unmasked pixel is
+     * quiet and none is a centre. */
+    bool pedestal_only;
 };
 
 static inline const uint16_t *cc__frame_at(const struct cc__frames *frames,
@@ -240,6 +243,7 @@ struct cc__frame_job {
     double c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, as docs/spec.md says */
     const uint16_t *baseline;
     const uint8_t *pixel_mask; /* docs/spec.md §7.1, 0 = good */
+    bool pedestal_only;        /* docs/spec.md §2.7 */
     const void *s_in, *s2_in; /* state left by the previous frame */
     /* The frame's common mode per region (docs/spec.md §8), in the
      * working precision; NULL when the correction is off. */

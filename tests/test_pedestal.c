@@ -6,6 +6,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frames.h"
 #include "internal.h"
@@ -337,6 +338,159 @@ START_TEST(set_config_keeps_or_resets)
 }
 END_TEST
 
+/* Four training frames of 99 and 101 give X0 = 100, s = 0, s2 = 4 (rms
+ * 1) in every pixel of an 8 x 8 finder in double; pixel (4, 4) of
+ * `frame` is 200, the rest 100. */
+static cc_finder *trained_with_photon(uint16_t frame[64])
+{
+    cc_finder *finder = new_finder(8, 8, 4, CC_PRECISION_DOUBLE);
+    uint16_t dark[4][64];
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < 64; p++)
+            dark[k][p] = k % 2 ? 101 : 99;
+    ck_assert_int_eq(cc_finder_train(finder, dark[0], 4), CC_OK);
+    for (int p = 0; p < 64; p++)
+        frame[p] = 100;
+    frame[4 * 8 + 4] = 200;
+    return finder;
+}
+
+/* docs/spec.md §2.7: a pedestal frame updates every pixel as a quiet one,
+ * the photon's too, and gives no clusters; processed, the photon's pixel
+ * and its window would have kept their state. */
+START_TEST(pedestal_frames_update_every_pixel)
+{
+    uint16_t frame[64];
+    cc_finder *finder = trained_with_photon(frame);
+    ck_assert_int_eq(cc_finder_add_pedestal(finder, frame, 1), CC_OK);
+    double mean[64], rms[64];
+    ck_assert_int_eq(cc_finder_pedestal_maps(finder, mean, rms), CC_OK);
+    /* s = 0 + (100 - 0), s2 = 4 + (100^2 - 4/4): mean 100 + 100/4 and
+     * var 10003/4 - 25^2; elsewhere s2 = 4 + (0 - 1): var 3/4. */
+    ck_assert(mean[4 * 8 + 4] == 125.0);
+    ck_assert_double_eq_tol(rms[4 * 8 + 4], sqrt(10003.0 / 4 - 625), 1e-9);
+    ck_assert(mean[0] == 100.0 && mean[3 * 8 + 3] == 100.0);
+    ck_assert_double_eq_tol(rms[3 * 8 + 3], sqrt(0.75), 1e-12);
+    cc_finder_stats stats;
+    cc_finder_get_stats(finder, &stats);
+    ck_assert_uint_eq(stats.frames_pedestal, 1);
+    ck_assert_uint_eq(stats.frames_processed + stats.clusters, 0);
+    cc_finder_destroy(finder);
+
+    finder = trained_with_photon(frame);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    ck_assert_int_eq(cc_finder_process(finder, frame, NULL, 1, clusters),
+                     CC_OK);
+    ck_assert_uint_eq(cc_clusters_total(clusters), 1);
+    ck_assert_int_eq(cc_finder_pedestal_maps(finder, mean, rms), CC_OK);
+    ck_assert(mean[4 * 8 + 4] == 100.0 && rms[4 * 8 + 4] == 1.0);
+    ck_assert(rms[3 * 8 + 3] == 1.0); /* in the photon's window */
+    ck_assert_double_eq_tol(rms[0], sqrt(0.75), 1e-12);
+    cc_clusters_destroy(clusters);
+    cc_finder_destroy(finder);
+}
+END_TEST
+
+/* Pedestal frames train a training pedestal up to its window, in one
+ * batch or several, from a list or back to back, and update it after:
+ * the same state every way. A masked pixel is never updated. */
+START_TEST(pedestal_frames_train_then_update)
+{
+    enum { FRAMES = 7, PIXELS = 12 };
+    uint16_t frames[FRAMES][PIXELS];
+    for (int k = 0; k < FRAMES; k++)
+        for (int p = 0; p < PIXELS; p++)
+            frames[k][p] = (uint16_t)(500 + (k * 7 + p * 3) % 11 + 40 * (k == 5));
+    const uint16_t *list[FRAMES];
+    for (int k = 0; k < FRAMES; k++)
+        list[k] = frames[k];
+    double expected_mean[PIXELS], expected_rms[PIXELS];
+    cc_finder *once = new_finder(3, 4, 4, CC_PRECISION_FLOAT);
+    ck_assert_int_eq(cc_finder_add_pedestal(once, frames[0], FRAMES), CC_OK);
+    cc_finder_stats stats;
+    cc_finder_get_stats(once, &stats);
+    ck_assert_int_eq(stats.state, CC_PEDESTAL_READY);
+    ck_assert_uint_eq(stats.frames_trained, 4);
+    ck_assert_uint_eq(stats.frames_pedestal, 3);
+    ck_assert_int_eq(cc_finder_pedestal_maps(once, expected_mean, expected_rms),
+                     CC_OK);
+    for (int way = 0; way < 3; way++) {
+        cc_finder *finder = new_finder(3, 4, 4, CC_PRECISION_FLOAT);
+        if (way == 0) { /* trained, then the rest */
+            ck_assert_int_eq(cc_finder_train(finder, frames[0], 4), CC_OK);
+            ck_assert_int_eq(cc_finder_add_pedestal(finder, frames[4], 3),
+                             CC_OK);
+        } else if (way == 1) { /* from a list, a frame at a time */
+            for (int k = 0; k < FRAMES; k++)
+                ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list + k, 1),
+                                 CC_OK);
+        } else { /* a list in two batches across the window */
+            ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list, 3), CC_OK);
+            ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list + 3, 4),
+                             CC_OK);
+        }
+        double mean[PIXELS], rms[PIXELS];
+        ck_assert_int_eq(cc_finder_pedestal_maps(finder, mean, rms), CC_OK);
+        ck_assert_mem_eq(mean, expected_mean, sizeof mean);
+        ck_assert_mem_eq(rms, expected_rms, sizeof rms);
+        cc_finder_destroy(finder);
+    }
+    /* The photon-free frames 4 and 6 moved the pedestal; frame 5's 40 ADU
+     * did too. */
+    cc_finder *trained = new_finder(3, 4, 4, CC_PRECISION_FLOAT);
+    ck_assert_int_eq(cc_finder_train(trained, frames[0], 4), CC_OK);
+    double mean[PIXELS], rms[PIXELS];
+    ck_assert_int_eq(cc_finder_pedestal_maps(trained, mean, rms), CC_OK);
+    ck_assert(memcmp(mean, expected_mean, sizeof mean) != 0);
+    /* A masked pixel keeps its state. */
+    uint8_t mask[PIXELS] = {0};
+    mask[5] = 1;
+    ck_assert_int_eq(cc_finder_set_mask(trained, mask), CC_OK);
+    ck_assert_int_eq(cc_finder_add_pedestal(trained, frames[4], 3), CC_OK);
+    double after[PIXELS];
+    ck_assert_int_eq(cc_finder_pedestal_maps(trained, after, rms), CC_OK);
+    ck_assert(after[5] == mean[5]);
+    ck_assert(after[4] == expected_mean[4]);
+    cc_finder_destroy(trained);
+    cc_finder_destroy(once);
+}
+END_TEST
+
+/* Pedestal frames enter no spectrum or hit map; bad arguments are
+ * refused with the pedestal kept. */
+START_TEST(pedestal_frames_count_nothing)
+{
+    uint16_t frame[64];
+    cc_finder *finder = trained_with_photon(frame);
+    cc_spectrum *spectrum;
+    cc_hitmap *hitmap;
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 100, 0, 1000),
+                     CC_OK);
+    ck_assert_int_eq(cc_hitmap_new(&hitmap, 8, 8), CC_OK);
+    ck_assert_int_eq(cc_finder_set_tally(finder, spectrum, hitmap), CC_OK);
+    ck_assert_int_eq(cc_finder_add_pedestal(finder, frame, 1), CC_OK);
+    ck_assert_int_eq(cc_finder_take_tally(finder, spectrum, hitmap), CC_OK);
+    uint64_t counted = cc_spectrum_underflow(spectrum) +
+                       cc_spectrum_overflow(spectrum);
+    for (uint32_t i = 0; i < cc_spectrum_bins(spectrum); i++)
+        counted += cc_spectrum_counts(spectrum)[i];
+    ck_assert_uint_eq(counted, 0);
+    const uint16_t *list[2] = {frame, NULL};
+    ck_assert_int_eq(cc_finder_add_pedestal(finder, NULL, 1), CC_EINVAL);
+    ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list, 2), CC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(cc_finder_last_error(finder), "frame 1"));
+    ck_assert_int_eq(cc_finder_add_pedestal(NULL, frame, 1), CC_EINVAL);
+    ck_assert_int_eq(cc_finder_add_pedestal(finder, NULL, 0), CC_OK);
+    cc_finder_stats stats;
+    cc_finder_get_stats(finder, &stats);
+    ck_assert_uint_eq(stats.frames_pedestal, 1);
+    cc_spectrum_destroy(spectrum);
+    cc_hitmap_destroy(hitmap);
+    cc_finder_destroy(finder);
+}
+END_TEST
+
 Suite *suite_pedestal(void)
 {
     Suite *suite = suite_create("pedestal");
@@ -352,6 +506,9 @@ Suite *suite_pedestal(void)
     tcase_add_test(life, maps_while_training);
     tcase_add_test(life, reset_starts_over);
     tcase_add_test(life, set_config_keeps_or_resets);
+    tcase_add_test(life, pedestal_frames_update_every_pixel);
+    tcase_add_test(life, pedestal_frames_train_then_update);
+    tcase_add_test(life, pedestal_frames_count_nothing);
     suite_add_tcase(suite, life);
     return suite;
 }

@@ -1429,6 +1429,7 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
     batch.geometry.half_x = nx / 2;
     batch.geometry.half_y = ny / 2;
     batch.geometry.adc_mask = config->adc_mask;
+    batch.geometry.pedestal_only = frames->pedestal_only;
     batch.geometry.window = cuda->window;
     batch.geometry.nsigma = config->nsigma;
     batch.geometry.c3nsigma = cc__c3nsigma(config);

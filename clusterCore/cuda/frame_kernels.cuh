@@ -296,8 +296,10 @@ __global__ void DECIDE_BOUNDS
                     update = pixel_value_from_offset(y[i], r_plane[i]);
                 }
                 int flags = pixel_decide_unless_masked(
-                    pixel_decide(value, peak[q], total[q], rms, nsigma,
-                                 c3nsigma),
+                    pixel_decide_in_frame(pixel_decide(value, peak[q],
+                                                       total[q], rms, nsigma,
+                                                       c3nsigma),
+                                          g.pedestal_only),
                     masked[i]);
                 int quiet = flags / PIXEL_QUIET;
                 s[i] = pixel_next_s(s[i], update, quiet);

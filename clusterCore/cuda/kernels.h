@@ -21,6 +21,7 @@ struct cc__frame_geometry {
     uint32_t rows, cols;
     uint32_t half_x, half_y;
     uint16_t adc_mask;
+    uint16_t pedestal_only; /* docs/spec.md §2.7: pedestal frames */
     uint32_t window;
     double nsigma, c3nsigma; /* rounded to the working precision on device */
     cc__regions regions;     /* of the common mode; count 0 when off */

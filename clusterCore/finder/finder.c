@@ -43,6 +43,7 @@ struct cc_finder {
         double sum, sum_sq, last;
     } *tally;
     struct cc__gain gain; /* docs/spec.md §9 */
+    cc_clusters *no_clusters; /* what pedestal frames give; made on first use */
     char last_error[CC_MESSAGE_SIZE];
 };
 
@@ -360,6 +361,7 @@ void cc_finder_destroy(cc_finder *finder)
     free(finder->batch_estimated);
     free(finder->tally);
     cc__gain_free(&finder->gain);
+    cc_clusters_destroy(finder->no_clusters);
     free(finder);
 }
 
@@ -735,26 +737,42 @@ int cc_finder_common_mode(const cc_finder *finder,
     return CC_OK;
 }
 
-/* cc_finder_process() (frames back to back from `first`) and
- * cc_finder_process_list() (frame k at each[k]). */
-static int process_frames(cc_finder *finder, const uint16_t *first,
-                          const uint16_t *const *each,
-                          const uint64_t *frame_numbers, size_t n_frames,
-                          cc_clusters *clusters)
+/* The frames of a call: first (back to back) or each (frame k at
+ * each[k]), checked for NULLs. */
+static int frames_given(cc_finder *finder, const uint16_t *first,
+                        const uint16_t *const *each, size_t n_frames,
+                        bool pedestal_only, struct cc__frames *frames)
 {
-    if (finder == NULL)
-        return CC_EINVAL;
-    if (clusters == NULL || (first == NULL && each == NULL && n_frames > 0))
-        return FAIL(finder, CC_EINVAL, "frames or clusters is NULL");
+    if (first == NULL && each == NULL && n_frames > 0)
+        return FAIL(finder, CC_EINVAL, "frames is NULL");
     for (size_t k = 0; each != NULL && k < n_frames; k++)
         if (each[k] == NULL)
             return FAIL(finder, CC_EINVAL, "frame %zu of the list is NULL", k);
-    if (finder->pedestal.state != CC_PEDESTAL_READY)
-        return FAIL(finder, CC_ESTATE,
-                    "the pedestal is still training (%" PRIu64 " of %" PRIu32
-                    " dark frames)",
-                    finder->pedestal.frames_trained, finder->pedestal.window);
-    struct cc__frames frames = {first, each, finder->pedestal.pixels};
+    *frames = (struct cc__frames){first, each, finder->pedestal.pixels,
+                                  pedestal_only};
+    return CC_OK;
+}
+
+/* Frames k and on of frames. */
+static struct cc__frames frames_from(const struct cc__frames *frames,
+                                     size_t k)
+{
+    struct cc__frames rest = *frames;
+    if (rest.each != NULL)
+        rest.each += k;
+    else if (rest.first != NULL)
+        rest.first += k * rest.pixels;
+    return rest;
+}
+
+/* A batch through the backend of a READY finder: data frames into
+ * clusters, and what the finder keeps; pedestal frames into the pedestal
+ * alone (docs/spec.md §2.7). */
+static int run_frames(cc_finder *finder, const struct cc__frames *given,
+                      const uint64_t *frame_numbers, size_t n_frames,
+                      cc_clusters *clusters)
+{
+    const struct cc__frames frames = *given;
     int rc = reserve_common_mode(finder, n_frames);
     if (rc != CC_OK)
         return rc;
@@ -788,8 +806,9 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
                              finder->batch_common_mode,
                              finder->batch_estimated, finder->last_error);
         /* The centres lie in the frame, so adding cannot fail. */
-        bool keeping = finder->imaging != NULL || finder->spectra != NULL ||
-                       counting(finder);
+        bool keeping = !frames.pedestal_only &&
+                       (finder->imaging != NULL || finder->spectra != NULL ||
+                        counting(finder));
         for (size_t k = 0; rc == CC_OK && keeping && k < clusters->n_frames;
              k++) {
             cc_frame_clusters frame;
@@ -808,6 +827,10 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
             return rc;
     }
     tally_common_mode(finder, n_frames);
+    if (frames.pedestal_only) {
+        finder->counts.frames_pedestal += n_frames;
+        return CC_OK;
+    }
     finder->counts.frames_processed += n_frames;
     finder->counts.clusters += clusters->n_clusters;
     for (size_t k = 0; k < clusters->n_frames; k++) {
@@ -815,6 +838,71 @@ static int process_frames(cc_finder *finder, const uint16_t *first,
         finder->counts.frames_truncated += clusters->frames[k].dropped > 0;
     }
     return CC_OK;
+}
+
+/* cc_finder_process() and cc_finder_process_list(). */
+static int process_frames(cc_finder *finder, const uint16_t *first,
+                          const uint16_t *const *each,
+                          const uint64_t *frame_numbers, size_t n_frames,
+                          cc_clusters *clusters)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (clusters == NULL)
+        return FAIL(finder, CC_EINVAL, "clusters is NULL");
+    struct cc__frames frames;
+    int rc = frames_given(finder, first, each, n_frames, false, &frames);
+    if (rc != CC_OK)
+        return rc;
+    if (finder->pedestal.state != CC_PEDESTAL_READY)
+        return FAIL(finder, CC_ESTATE,
+                    "the pedestal is still training (%" PRIu64 " of %" PRIu32
+                    " dark frames)",
+                    finder->pedestal.frames_trained, finder->pedestal.window);
+    return run_frames(finder, &frames, frame_numbers, n_frames, clusters);
+}
+
+/* cc_finder_add_pedestal() and cc_finder_add_pedestal_list(): the
+ * frames a training pedestal still needs are summed, the rest update the
+ * ready one. */
+static int add_pedestal(cc_finder *finder, const uint16_t *first,
+                        const uint16_t *const *each, size_t n_frames)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    struct cc__frames frames;
+    int rc = frames_given(finder, first, each, n_frames, true, &frames);
+    struct cc__pedestal *pedestal = &finder->pedestal;
+    size_t k = 0;
+    for (; rc == CC_OK && k < n_frames &&
+           pedestal->state == CC_PEDESTAL_TRAINING;
+         k++) {
+        cc__pedestal_train(pedestal, cc__frame_at(&frames, k),
+                           finder->config.adc_mask, &finder->regions,
+                           finder->region_sums);
+        if (pedestal->frames_trained == pedestal->window)
+            rc = freeze(finder);
+    }
+    if (rc != CC_OK || k == n_frames)
+        return rc;
+    if (finder->no_clusters == NULL &&
+        cc_clusters_new(&finder->no_clusters) != CC_OK)
+        return FAIL(finder, CC_ENOMEM, "no memory for a cluster list");
+    struct cc__frames rest = frames_from(&frames, k);
+    return run_frames(finder, &rest, NULL, n_frames - k, finder->no_clusters);
+}
+
+int cc_finder_add_pedestal(cc_finder *finder, const uint16_t *frames,
+                           size_t n_frames)
+{
+    return add_pedestal(finder, frames, NULL, n_frames);
+}
+
+int cc_finder_add_pedestal_list(cc_finder *finder,
+                                const uint16_t *const *frames,
+                                size_t n_frames)
+{
+    return add_pedestal(finder, NULL, frames, n_frames);
 }
 
 int cc_finder_process(cc_finder *finder, const uint16_t *frames,

@@ -124,6 +124,13 @@ static inline CC__HD int pixel_decide(real value, real max, real total,
     return emit * PIXEL_EMIT + quiet * PIXEL_QUIET;
 }
 
+/* In a pedestal frame (docs/spec.md §2.7) every pixel is quiet and none
+ * is a centre; a select rather than a branch, for the CPU's loops. */
+static inline CC__HD int pixel_decide_in_frame(int flags, int pedestal_only)
+{
+    return pedestal_only ? PIXEL_QUIET : flags;
+}
+
 /* A masked pixel (docs/spec.md §7.1) is never a centre and never updated. */
 static inline CC__HD int pixel_decide_unless_masked(int flags, uint8_t masked)
 {

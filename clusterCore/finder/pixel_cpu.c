@@ -342,7 +342,8 @@ struct thresholds {
     real nsigma;   /* rounded to P once */
     real c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, then rounded to P */
     uint16_t adc_mask;
-    real common_mode; /* of the run of columns being decided */
+    int pedestal_only; /* docs/spec.md §2.7 */
+    real common_mode;  /* of the run of columns being decided */
 };
 
 /* docs/spec.md §3 for cols pixels of a row: marks cluster centres in emit
@@ -374,8 +375,9 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
             update = pixel_value_from_offset(y, r);
         }
         int flags = pixel_decide_unless_masked(
-            pixel_decide(v[ix], wmax[ix], total[ix], rms, t.nsigma,
-                         t.c3nsigma),
+            pixel_decide_in_frame(pixel_decide(v[ix], wmax[ix], total[ix],
+                                               rms, t.nsigma, t.c3nsigma),
+                                  t.pedestal_only),
             masked[ix]);
         int quiet = flags / PIXEL_QUIET;
         emit[ix] = (uint8_t)(flags & PIXEL_EMIT);
@@ -408,7 +410,8 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
     struct thresholds t = {.n = (real)job->window,
                            .nsigma = (real)job->nsigma,
                            .c3nsigma = (real)job->c3nsigma,
-                           .adc_mask = job->adc_mask};
+                           .adc_mask = job->adc_mask,
+                           .pedestal_only = job->pedestal_only};
     const real *v =
         (const real *)job->v + (iy + job->half_y) * width + job->half_x;
     for (uint32_t x0 = 0, end; x0 < job->cols; x0 = end) {

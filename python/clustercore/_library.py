@@ -66,7 +66,7 @@ class FinderStats(ctypes.Structure):
                 ("frames_processed", c_uint64), ("clusters", c_uint64),
                 ("clusters_dropped", c_uint64),
                 ("frames_truncated", c_uint64),
-                ("masked_pixels", c_uint64)]
+                ("masked_pixels", c_uint64), ("frames_pedestal", c_uint64)]
 
 
 class EnergyWindow(ctypes.Structure):
