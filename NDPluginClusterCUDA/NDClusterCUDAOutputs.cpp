@@ -293,6 +293,11 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     if (haveNoise)
         setDoubleParam(ClusterNoiseMean, noise);
     setDoubleParam(ClusterOutsideWindow, (double)outside);
+    /* Set last, so posted last: a client that saw it change reads this
+     * publication's spectrum, peak and counts (Bluesky's trigger). */
+    int publications;
+    getIntegerParam(ClusterPublications, &publications);
+    setIntegerParam(ClusterPublications, publications + 1);
     if (pHits != NULL) {
         getTimeStamp(&pHits->epicsTS);
         doCallbacksGenericPointer(pHits, NDArrayData, ADDRESS_HITMAP);

@@ -178,6 +178,9 @@ void NDPluginClusterCUDA::processHeld()
         getStringParam(ClusterMaskFile, sizeof job.maskPath, job.maskPath);
     job.imaging = wantedImaging(job.config);
     job.gain = wantedGain(rows, cols);
+    getIntegerParam(ClusterFrameMode, &job.frameMode);
+    job.newPedestal = newPedestalPending_;
+    newPedestalPending_ = false;
 
     bool publishHere = blocking || threadsMissing_;
     this->unlock();
@@ -268,6 +271,8 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
         epicsTimeStamp start, end;
         epicsTimeGetCurrent(&start);
         cc_finder_get_stats(finder_, &batch.stats);
+        if (job.frameMode != FRAME_MODE_FRAME || job.newPedestal)
+            rc = runPedestalFrames(batch);
         /* Dark frames first while training; once the pedestal is ready
          * the rest go to the finder together. */
         while (rc == CC_OK && batch.trained < n &&
@@ -352,7 +357,15 @@ void NDPluginClusterCUDA::reportBatch(const Batch &batch)
     setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
     if (batch.rc != CC_OK || batch.message[0] != '\0')
         return;
-    if (batch.trained > 0 && stats.state == CC_PEDESTAL_READY) {
+    if (batch.job.frameMode != FRAME_MODE_FRAME &&
+        stats.state == CC_PEDESTAL_READY && stats.frames_pedestal > 0) {
+        setStatus("FrameMode %s: %llu frames have updated the pedestal since "
+                  "it was ready; nothing is found",
+                  batch.job.frameMode == FRAME_MODE_PEDESTAL ? "Pedestal"
+                                                             : "NewPedestal",
+                  (unsigned long long)stats.frames_pedestal);
+        trainingNote_[0] = '\0';
+    } else if (batch.trained > 0 && stats.state == CC_PEDESTAL_READY) {
         size_t pixels = (size_t)batch.job.config.rows * batch.job.config.cols;
         /* Without noise every change is a photon, and no change none:
          * say so, or a test pattern's empty results look like a fault. */

@@ -50,7 +50,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), mean_(NULL),
       unpublished_(false), imageUnpublished_(false), publishWanted_(false),
-      pendingLoad_(false), pendingMask_(false), framesSeen_(false),
+      pendingLoad_(false), newPedestalPending_(false), pendingMask_(false), framesSeen_(false),
       spectrumAxis_(NULL), imaging_(),
       calibration_(NULL), calibrationNumber_(0), image_(NULL),
       gainUnit_(CC_GAIN_RELATIVE), gainRows_(0), gainCols_(0),
@@ -84,6 +84,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
          &NDPluginClusterCUDA::ClusterPedestalFrames},
         {ClusterResetPedestalString, asynParamInt32,
          &NDPluginClusterCUDA::ClusterResetPedestal},
+        {ClusterFrameModeString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterFrameMode},
         {ClusterPedestalStateString, asynParamInt32,
          &NDPluginClusterCUDA::ClusterPedestalState},
         {ClusterPedestalCountString, asynParamInt32,
@@ -160,6 +162,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
          &NDPluginClusterCUDA::ClusterOutsideWindow},
         {ClusterPublishString, asynParamInt32,
          &NDPluginClusterCUDA::ClusterPublish},
+        {ClusterPublicationsString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterPublications},
         {ClusterAduPerKeVString, asynParamFloat64,
          &NDPluginClusterCUDA::ClusterAduPerKeV},
         {ClusterWindowLowKeVString, asynParamFloat64,
@@ -271,10 +275,12 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setIntegerParam(ClusterMaxClusters, 5000);
     setIntegerParam(ClusterMaxBatch, 64);
     setIntegerParam(ClusterLastBatch, 0);
+    setIntegerParam(ClusterPublications, 0);
     setIntegerParam(ClusterSizeX, (int)defaults.cluster_size_x);
     setIntegerParam(ClusterSizeY, (int)defaults.cluster_size_y);
     setIntegerParam(ClusterPedestalFrames, (int)defaults.pedestal_frames);
     setIntegerParam(ClusterPedestalState, CC_PEDESTAL_TRAINING);
+    setIntegerParam(ClusterFrameMode, FRAME_MODE_FRAME);
     setIntegerParam(ClusterPedestalCount, 0);
     setIntegerParam(ClusterBackend, 0);
     setIntegerParam(ClusterPrecision, (int)defaults.precision);
@@ -679,6 +685,9 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
         value = 0;
     } else if (function == ClusterEtaMode) {
         if (checkEtaMode(pasynUser, value) != asynSuccess)
+            return asynError;
+    } else if (function == ClusterFrameMode) {
+        if (checkFrameMode(pasynUser, value) != asynSuccess)
             return asynError;
     } else if (function == ClusterLoadGainMap ||
                function == ClusterSaveGainMap) {

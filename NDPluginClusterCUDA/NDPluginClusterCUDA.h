@@ -55,6 +55,7 @@
 #define ClusterSizeYString "CLUSTER_SIZE_Y"                  /* asynInt32: odd, 3..9 */
 #define ClusterPedestalFramesString "CLUSTER_PEDESTAL_FRAMES" /* asynInt32: dark frames to train */
 #define ClusterResetPedestalString "CLUSTER_RESET_PEDESTAL"  /* asynInt32: write 1 to train again */
+#define ClusterFrameModeString "CLUSTER_FRAME_MODE"  /* asynInt32: PSI's frameMode: 0 Frame, 1 Pedestal, 2 NewPedestal */
 #define ClusterPedestalStateString "CLUSTER_PEDESTAL_STATE"  /* asynInt32 r/o: 0 Training, 1 Ready */
 #define ClusterPedestalCountString "CLUSTER_PEDESTAL_COUNT"  /* asynInt32 r/o: dark frames trained */
 #define ClusterSavePedestalString "CLUSTER_SAVE_PEDESTAL"    /* asynInt32: write 1 to save */
@@ -99,6 +100,7 @@
 #define ClusterPeakFittedString "CLUSTER_PEAK_FITTED" /* asynInt32 r/o: 1 when the last fit found a line */
 #define ClusterHitMapResetString "CLUSTER_HITMAP_RESET"      /* asynInt32: write 1 to clear */
 #define ClusterPublishString "CLUSTER_PUBLISH" /* asynInt32: write 1: spectrum, maps, images now */
+#define ClusterPublicationsString "CLUSTER_PUBLICATIONS" /* asynInt32 r/o: posted after each publication's results */
 /* Energies in keV: a gain of 0 says none is known. */
 #define ClusterAduPerKeVString "CLUSTER_ADU_PER_KEV"       /* asynFloat64: the gain */
 #define ClusterWindowLowKeVString "CLUSTER_WINDOW_LOW_KEV" /* asynFloat64: the window */
@@ -209,6 +211,7 @@ protected:
     int ClusterSizeY;
     int ClusterPedestalFrames;
     int ClusterResetPedestal;
+    int ClusterFrameMode;
     int ClusterPedestalState;
     int ClusterPedestalCount;
     int ClusterSavePedestal;
@@ -250,6 +253,7 @@ protected:
     int ClusterPeakResult[PEAK_RESULTS];
     int ClusterHitMapReset;
     int ClusterPublish;
+    int ClusterPublications;
     int ClusterAduPerKeV;
     int ClusterWindowLowKeV;
     int ClusterWindowHighKeV;
@@ -298,6 +302,7 @@ protected:
     int ClusterGainCalFailed;
     int ClusterGainCalSpread;
     enum { ETA_OFF = 0, ETA_CALIBRATE = 1, ETA_INTERPOLATE = 2 };
+    enum { FRAME_MODE_FRAME = 0, FRAME_MODE_PEDESTAL = 1, FRAME_MODE_NEW_PEDESTAL = 2 };
     enum { GAIN_OFF = 0, GAIN_CALIBRATE = 1, GAIN_APPLY = 2 };
 
 private:
@@ -342,6 +347,8 @@ private:
         char maskPath[512];
         Imaging imaging;       /* what EtaMode and its settings ask, and
                                   the energy window */
+        int frameMode;         /* FRAME_MODE_*: found, or pedestal frames */
+        bool newPedestal;      /* reset the pedestal before these arrays */
         Gain gain;
     };
     /* One core call's arrays and clusters, from the processing thread
@@ -404,6 +411,8 @@ private:
     cc_eta_calibration *mergedCalibration(char *message);
     void replaceCalibration(cc_eta_calibration *calibration, const char *how);
     asynStatus checkEtaMode(asynUser *pasynUser, int mode);
+    asynStatus checkFrameMode(asynUser *pasynUser, int mode);
+    int runPedestalFrames(Batch &batch);
     int loadCalibration(char *message);
     void etaCommand(int function);
     void stopImaging();
@@ -485,6 +494,7 @@ private:
     epicsEvent publishNow_;    /* wakes the publisher thread */
     epicsTimeStamp lastImage_; /* the publisher thread's */
     bool pendingLoad_;         /* LoadPedestal asked before the first frame */
+    bool newPedestalPending_;  /* FrameMode NewPedestal written: reset at the next batch */
     bool pendingMask_;         /* LoadMask asked before the first frame */
     bool framesSeen_;          /* a batch was made: the IOC's start is over */
     char trainingNote_[NDCC_MESSAGE_SIZE]; /* why the pedestal trains again */

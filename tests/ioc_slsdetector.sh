@@ -26,6 +26,12 @@
 #   nothing lost between driver and plugin; ReceiverMode 0 (the stream's
 #   timer mode) sends only a frame now and then, and the plugin takes
 #   what the driver makes;
+# - PSI's frame modes set on the driver (JsonFrameMode NewPedestal, then
+#   Pedestal, then Frame; the plugin's own FrameMode Pedestal midway
+#   through an acquisition, where the driver's is refused) take the
+#   plugin from dark frames to data: its clusters, spectrum,
+#   hit map and pedestal are the core's on exactly those arrays, and
+#   FollowDriverModes turns the following off and on;
 # - the iocMoench screens name records of this IOC (tests/opi_check.py),
 #   and are rendered in MEDM and caQtDM (where installed) against it,
 #   frames flowing and the interpolated image made (tests/opi_render.sh).
@@ -190,6 +196,137 @@ $python "$top/tests/ioc_hdf5.py" "$work/chain.h5" "$work/raw.clust" ||
     fail "NDFileHDF5's clusters differ from clusterfind's on the receiver's files"
 rm -f "$work/chain.h5"
 echo "ok: clusterfind on the receiver's raw files finds, frame by frame, the clusters the plugin published"
+
+# PSI's frame modes from the driver, as its screen sets them
+# (FollowDriverModes is Yes): JsonFrameMode NewPedestal resets the
+# plugin's pedestal and makes the frames pedestal frames, Pedestal keeps
+# them coming, Frame finds. The driver cannot change its mode while it
+# acquires (the receiver refuses the write), but the plugin's own
+# FrameMode can: written mid-acquisition, Pedestal and then Frame take
+# effect between batches. The plugin's clusters, spectrum, hit map and pedestal
+# must then be the core's on exactly those arrays, each a pedestal frame
+# or not as the plugin took it: whole acquisitions by their mode, and in
+# the acquisition whose mode changed midway, the arrays that left no
+# cluster array in HDF5.
+[ "$(getstr "${C}FollowDriverModes_RBV")" = Yes ] || fail "FollowDriverModes is not Yes at start"
+put "${C}SpectrumReset" 1
+put "${C}HitMapReset" 1
+# drive MODE N: the driver's JsonFrameMode MODE, which the plugin's
+# FrameMode (state N) follows.
+drive() {
+    put "${P}cam1:JsonFrameMode" "$1"
+    wait_for "${C}FrameMode_RBV" "$2"
+}
+# arrays NAME MARK: the frame numbers of the arrays of acquisition NAME
+# that reached the plugin (after caught), each followed by MARK, added to
+# modes_numbers.txt.
+arrays() {
+    $python "$top/tests/raw_subset.py" --numbers "$work/$1_numbers.txt" \
+        "$work/$1_sub_master_0.json" "$work/raw/$1_master_0.json:$late:$got" ||
+        fail "raw_subset.py failed"
+    sed "s/\$/$2/" "$work/$1_numbers.txt" >>"$work/modes_numbers.txt"
+}
+drive NewPedestal 2
+caught newdark 250 $period
+[ "$(getstr "${C}PedestalState_RBV")" = Ready ] ||
+    fail "NewPedestal: the pedestal did not train again: $(getstr "${C}StatusMessage_RBV")"
+[ "$(get "${C}TotalClusters_RBV")" = 0 ] || fail "NewPedestal: clusters found in pedestal frames"
+arrays newdark " p"
+drive Pedestal 1
+caught moredark 40 $period
+arrays moredark " p"
+drive Frame 0
+putstr "${P}HDF1:FileName" modes
+put "${P}HDF1:NumCapture" 100000
+"$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
+putstr "${P}cam1:FileName" midway
+put "${P}cam1:FileNumber" 0
+put "${P}cam1:NumFrames" 1500
+put "${P}cam1:AcquirePeriod" $period
+before=$(get "${C}ArrayCounter_RBV")
+"$caput" -c -w 120 "${P}cam1:Acquire" 1 >/dev/null &
+acquiring=$!
+sleep 0.5
+put "${C}FrameMode" Pedestal
+wait_for "${C}FrameMode_RBV" 1
+sleep 0.3
+put "${C}FrameMode" Frame
+wait_for "${C}FrameMode_RBV" 0
+wait $acquiring || fail "the acquisition with modes changed midway did not end"
+caught_up "${C}ArrayCounter_RBV" "${P}cam1:ArrayCounter_RBV"
+got=$(($(get "${C}ArrayCounter_RBV") - before))
+late=$(($(sls_get rx_framescaught) - got))
+"$caput" -w 5 "${P}HDF1:Capture" 0 >/dev/null 2>&1 || true
+wait_for "${P}HDF1:Capture_RBV" 0
+[ "$(get "${P}HDF1:DroppedArrays_RBV")" = 0 ] || fail "NDFileHDF5 dropped cluster arrays"
+[ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "the plugin dropped arrays while modes changed"
+$python "$top/tests/raw_subset.py" --numbers "$work/midway_numbers.txt" \
+    "$work/midway_sub_master_0.json" "$work/raw/midway_master_0.json:$late:$got" ||
+    fail "raw_subset.py failed"
+# Array j of the acquisition is the driver's array first + j; those with
+# no cluster array were pedestal frames, a run of whole batches inside.
+$python - "$work/midway_numbers.txt" "$work/modes.h5" >>"$work/modes_numbers.txt" <<'PYTHON' ||
+import sys
+import h5py
+numbers = open(sys.argv[1]).read().split()
+with h5py.File(sys.argv[2], "r") as h5:
+    found = {int(u) for u in h5["/entry/instrument/NDAttributes/NDArrayUniqueId"][()]}
+first = min(found)
+marks = [first + j not in found for j in range(len(numbers))]
+runs = sum(1 for j in range(1, len(marks)) if marks[j] != marks[j - 1])
+if not any(marks) or marks[0] or marks[-1] or runs != 2:
+    sys.exit("midway: pedestal frames at %s of %d arrays: not one run inside"
+             % ([j for j, m in enumerate(marks) if m][:5], len(marks)))
+sys.stderr.write("ok: %d of the %d arrays midway were pedestal frames\n"
+                 % (sum(marks), len(marks)))
+for number, mark in zip(numbers, marks):
+    print(number + (" p" if mark else ""))
+PYTHON
+    fail "the modes changed midway are not a run of pedestal frames inside the acquisition"
+rm -f "$work/modes.h5" "$work"/raw/*.raw "$work"/*_sub_d0_f0_0.raw
+"$builddir/tools/source_totals" --frame-numbers "$work/modes_numbers.txt" \
+    --dark $dark --pedestal $pedestal --cycle $cycle --seed $seed --max-clusters 3000 \
+    --spectrum "$work/modes_spectrum.txt" --hitmap "$work/modes_hitmap.txt" \
+    --maps "$work/modes" >"$work/modes_expected.txt" || fail "source_totals failed"
+expected=$(sed -n 's/^clusters //p' "$work/modes_expected.txt")
+[ "$(getcount "${C}TotalClusters_RBV")" = "$expected" ] ||
+    fail "after the frame modes the plugin found $(getcount "${C}TotalClusters_RBV") clusters, the core $expected"
+publications=$(get "${C}Publications_RBV")
+put "${C}Publish" 1
+poll eval '[ "$(get "${C}Publications_RBV")" -gt "$publications" ]' || fail "no publication"
+counts_equal "${C}Spectrum_RBV" "$work/modes_spectrum.txt" ||
+    fail "after the frame modes the spectrum differs from the core's"
+published counts_equal "${P}image1:ArrayData" "$work/modes_hitmap.txt" ||
+    fail "after the frame modes the hit map differs from the core's"
+if grep -q '"PVA"' "$builddir/ioc/envPaths"; then
+    need_pyclients
+    "$pyclients" - "$P" "$work/modes" <<'PYTHON' ||
+import sys
+from p4p.client.thread import Context
+context = Context("pva")
+# source_totals prints the maps' floats as the plugin's, to 6 decimals.
+for name, suffix in (("PedestalMean", "mean"), ("PedestalNoise", "rms")):
+    got = ["%.6f" % v for v in context.get(sys.argv[1] + "Pva:" + name, timeout=5).ravel()]
+    want = open("%s_%s.txt" % (sys.argv[2], suffix)).read().split()
+    if got != want:
+        bad = [p for p, (a, b) in enumerate(zip(got, want)) if a != b]
+        sys.exit("the pedestal's %s over PV Access differs from the core's in %d "
+                 "pixels, e.g. %s" % (suffix, len(bad) + abs(len(got) - len(want)),
+                                      [(p, got[p], want[p]) for p in bad[:3]]))
+PYTHON
+        fail "after the frame modes the pedestal differs from the core's"
+fi
+echo "ok: NewPedestal, Pedestal and Frame from the driver, and the plugin's Pedestal midway: $expected clusters, the spectrum, the hit map and the pedestal, as the core finds in those arrays"
+# Not following, the plugin keeps its mode; following again, it takes
+# the driver's at once.
+put "${C}FollowDriverModes" 0
+put "${P}cam1:JsonFrameMode" Pedestal
+sleep 1
+[ "$(get "${C}FrameMode_RBV")" = 0 ] || fail "FrameMode followed the driver with FollowDriverModes No"
+put "${C}FollowDriverModes" 1
+wait_for "${C}FrameMode_RBV" 1
+drive Frame 0
+echo "ok: FollowDriverModes No keeps the plugin's FrameMode; Yes takes the driver's"
 
 # The iocMoench screens rendered against it, frames flowing at 100 Hz
 # (not saved), an eta calibration taken from them and the image made.

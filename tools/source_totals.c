@@ -13,8 +13,10 @@
  * anywhere (a receiver's UDP socket that overflows) is described by
  * --frame-numbers: the detector's frame number of each array the plugin
  * got, in order, where frame number f carries simulator frame f - 1, as
- * moenchSimReceiver fills it. The plugin trains on the
- * first PEDESTAL arrays it gets and finds clusters in the rest. This
+ * moenchSimReceiver fills it; a number followed by "p" was a pedestal
+ * frame (FrameMode Pedestal or NewPedestal: cc_finder_add_pedestal). The
+ * plugin trains on the first PEDESTAL arrays it gets and finds clusters
+ * in the rest, but for its pedestal frames. This
  * program does the same, on the CPU backend, and prints the frames, clusters stored and
  * dropped; the spectrum (the plugin's defaults: sum, 400 bins on
  * [0, 2000)) and the hit map can be written one count a line.
@@ -57,7 +59,8 @@ static void usage(FILE *out)
             "  --frame-numbers FILE  instead of --frames, --lost-dark and --lost:\n"
             "                      the frame number (from 1) of each array the\n"
             "                      plugin got, one a line, as moenchSimReceiver\n"
-            "                      numbers them (frame f: simulator frame f - 1)\n"
+            "                      numbers them (frame f: simulator frame f - 1);\n"
+            "                      \"f p\": a pedestal frame (FrameMode Pedestal)\n"
             "  --seed N --flux X   MoenchSeed (default 1), MoenchFlux (default 2330)\n"
             "  --hot-pixels N      MoenchHotPixels (default 0); prints how many\n"
             "                      of them the mask takes out\n"
@@ -160,6 +163,7 @@ struct run {
     uint16_t *batch, *cycle;
     size_t pixels;
     uint64_t *sequence, arrays;
+    uint8_t *pedestal_frame; /* of each array, with --frame-numbers */
 };
 
 /* The simulator frame of each array the plugin gets: the dark frames from
@@ -191,28 +195,43 @@ static int sequence_of_numbers(struct run *r, char *message)
     }
     size_t capacity = 0;
     unsigned long long f;
-    int got;
+    char line[64], mark[8];
+    int got = EOF;
     r->arrays = 0;
-    while ((got = fscanf(in, "%llu", &f)) == 1 && f > 0) {
+    while (fgets(line, sizeof line, in) != NULL &&
+           (got = sscanf(line, "%llu %7s", &f, mark)) >= 1 && f > 0 &&
+           (got == 1 || strcmp(mark, "p") == 0)) {
         if (r->arrays == capacity) {
             capacity = capacity ? 2 * capacity : 1024;
             uint64_t *grown = realloc(r->sequence, capacity * sizeof *grown);
-            if (grown == NULL) {
+            if (grown != NULL)
+                r->sequence = grown;
+            uint8_t *marks = grown == NULL ? NULL
+                                           : realloc(r->pedestal_frame, capacity);
+            if (marks == NULL) {
                 fclose(in);
                 return CC_ENOMEM;
             }
-            r->sequence = grown;
+            r->pedestal_frame = marks;
         }
+        r->pedestal_frame[r->arrays] = got == 2;
         r->sequence[r->arrays++] = f - 1;
+        got = EOF;
     }
     fclose(in);
     if (got != EOF) {
         snprintf(message, CC_MESSAGE_SIZE,
-                 "%s: line %" PRIu64 " is not a frame number from 1",
+                 "%s: line %" PRIu64 " is not a frame number from 1, "
+                 "alone or followed by p",
                  r->o->frame_numbers_path, r->arrays + 1);
         return CC_EINVAL;
     }
     return CC_OK;
+}
+
+static bool is_pedestal_frame(const struct run *r, uint64_t i)
+{
+    return r->pedestal_frame != NULL && r->pedestal_frame[i];
 }
 
 /* Up to n of the arrays the plugin gets from array i on, consecutive
@@ -233,7 +252,8 @@ static int next_frames(struct run *r, uint64_t i, size_t *n,
     if (!dark && o->cycle > 0 && o->cycle - k < limit)
         limit = o->cycle - k;
     uint64_t m = 1;
-    while (m < limit && r->sequence[i + m] == first + m)
+    while (m < limit && r->sequence[i + m] == first + m &&
+           is_pedestal_frame(r, i + m) == is_pedestal_frame(r, i))
         m++;
     *n = (size_t)m;
     *frames = r->batch;
@@ -307,12 +327,14 @@ static int run_all(struct run *r, char *message)
         size_t n = total - i < BATCH ? (size_t)(total - i) : BATCH;
         const uint16_t *frames;
         int rc = next_frames(r, i, &n, &frames);
+        const bool pedestal_frames = is_pedestal_frame(r, i);
         if (rc == CC_OK)
-            rc = i < o->pedestal
+            rc = pedestal_frames ? cc_finder_add_pedestal(r->finder, frames, n)
+                 : i < o->pedestal
                      ? cc_finder_train(r->finder, frames, n)
                      : cc_finder_process(r->finder, frames, NULL, n,
                                          r->clusters);
-        if (rc == CC_OK && i >= o->pedestal &&
+        if (rc == CC_OK && i >= o->pedestal && !pedestal_frames &&
             ((rc = cc_spectrum_add(r->spectrum, r->clusters)) == CC_OK))
             rc = cc_hitmap_add(r->hitmap, r->clusters);
         if (rc != CC_OK) {
@@ -445,5 +467,6 @@ int main(int argc, char **argv)
     free(r.batch);
     free(r.cycle);
     free(r.sequence);
+    free(r.pedestal_frame);
     return rc == CC_OK ? 0 : 1;
 }

@@ -32,6 +32,9 @@ dbLoadRecords("slsDetector.template", "P=$(PREFIX),R=cam1:,PORT=SD1,ADDR=0,TIMEO
 # threads (docs/ioc.md says what they buy).
 NDClusterCUDAConfigure("CLUSTER1", 2000, 0, "SD1", 0, 0, 0, 0, 0, $(CLUSTER_OUTPUT_THREADS=6))
 dbLoadRecords("NDClusterCUDA.template", "P=$(PREFIX),R=Cluster1:,PORT=CLUSTER1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=SD1")
+# Its FrameMode follows the driver's JsonFrameMode (PSI's screen drives
+# it) while FollowDriverModes is Yes.
+dbLoadRecords("NDClusterCUDAFollow.template", "P=$(PREFIX),R=Cluster1:,DRIVER=$(PREFIX)cam1:")
 
 # The clusters of every frame to HDF5 (Stream mode), from address 0.
 NDFileHDF5Configure("HDF1", 2000, 0, "CLUSTER1", 0)
