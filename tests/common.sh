@@ -28,27 +28,31 @@ need_python() {
 
 need_numpy() { need_python numpy python3-numpy; }
 
-# need_pyclients: sets pyclients to the python of a venv with the client
-# libraries of tests/pyclients.txt (p4p, ...), made once in the build
-# ($builddir/tests/pyclients) from PyPI over the system's python3 with its
-# NumPy and h5py, under a lock (tests run side by side); fails when they
-# cannot be installed.
+# need_pyclients [SET]: sets pyclients to the python of a venv with the
+# client libraries of tests/pyclients.txt (p4p, ...) or of
+# tests/pyclients-SET.txt, made once in the build ($builddir/tests/pyclients
+# or pyclients-SET) from PyPI, under a lock (tests run side by side); fails
+# when they cannot be installed. The first sees the system's NumPy and
+# h5py; a SET brings its own (ophyd-async wants NumPy 2).
 need_pyclients() {
-    venv=${builddir:-.}/tests/pyclients
-    requirements=$(dirname "$0")/pyclients.txt
+    name=pyclients${1:+-$1}
+    venv=${builddir:-.}/tests/$name
+    requirements=$(dirname "$0")/$name.txt
+    site=--system-site-packages
+    [ -z "${1-}" ] || site=
     mkdir -p "$(dirname "$venv")"
     if ! (
         flock 9
         cmp -s "$requirements" "$venv/requirements.txt" && exit 0
         rm -rf "$venv"
-        /usr/bin/python3 -m venv --system-site-packages "$venv" &&
+        /usr/bin/python3 -m venv $site "$venv" &&
             "$venv/bin/pip" install --quiet --disable-pip-version-check \
                 -r "$requirements" >"$work/pip.log" 2>&1 &&
             cp "$requirements" "$venv/requirements.txt"
     ) 9>"$venv.lock"; then
         tail -n 5 "$work/pip.log" 2>/dev/null
         rm -rf "$venv"
-        fail "the clients of tests/pyclients.txt could not be installed from PyPI"
+        fail "the clients of $requirements could not be installed from PyPI"
     fi
     pyclients=$venv/bin/python
 }
