@@ -354,6 +354,20 @@ CC_API int cc_finder_load_mask(cc_finder *finder, const char *path);
 /* Writes the mask in force, rows * cols bytes of 0 or 1. */
 CC_API int cc_finder_get_mask(cc_finder *finder, uint8_t *mask);
 
+/* The analog image (docs/spec.md §4.8), PSI's detector mode Analog: from
+ * now on every data frame processed adds each pixel's value, as the
+ * decisions see it (pedestal and common mode subtracted, in the gain's
+ * unit with a gain map, 0 where masked), to a per-pixel sum in double;
+ * pedestal frames add nothing. On both backends, the same bytes. on = 0
+ * stops and drops what was summed. The frame size cannot change while it
+ * is on (cc_finder_set_config: CC_ESTATE). */
+CC_API int cc_finder_set_analog(cc_finder *finder, int on);
+/* Adds the sums since the last take into sums (rows * cols doubles) and
+ * the frames summed into *frames, and starts again from zero. CC_ESTATE
+ * when the analog image is off. */
+CC_API int cc_finder_take_analog(cc_finder *finder, double *sums,
+                                 uint64_t *frames);
+
 typedef struct cc_interpolator cc_interpolator; /* see Imaging below */
 
 /* Imaging while finding (docs/spec.md §7.5-§7.7). From now on every

@@ -252,6 +252,10 @@ struct cc__frame_job {
      * precision; NULL without a gain map. */
     const void *gain;
     struct cc__regions regions;
+    /* docs/spec.md §4.8: the batch's analog sums, rows * cols, which the
+     * frame's values are added to; NULL when off (and for pedestal
+     * frames, which the caller gives none). */
+    double *analog;
     void *s_out, *s2_out;     /* state this frame leaves */
     /* The frame's pedestal-subtracted values, (rows + 2 half_y) x (cols +
      * 2 half_x), and per row max(0, v over the Nx cells around), (rows +
@@ -341,7 +345,8 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, const void *gain,
-                    void *common_mode, uint8_t *estimated, char *message);
+                    void *common_mode, uint8_t *estimated, double *analog,
+                    char *message);
 /* For tests: when set, a thread calls it before each step of a block of
  * rows (step k decides frame k - 1 and subtracts frame k), so a test can
  * hold one block back and show that its neighbours wait. */
@@ -542,6 +547,12 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
  * gain map. On failure the map in force stays. */
 int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors,
                       char *message);
+
+/* The analog image on the GPU (docs/spec.md §4.8): on, a device sum of
+ * every successful batch's data frames, starting from zero; off, none. */
+int cc__cuda_set_analog(struct cc__cuda *cuda, bool on, char *message);
+/* Adds the device sums into sums (rows * cols) and zeroes them. */
+int cc__cuda_take_analog(struct cc__cuda *cuda, double *sums, char *message);
 
 /* After cc__cuda_process failed under CC_BACKEND_AUTO: which frames of
  * the batch the GPU's image, spectra and counts hold (1) and which they

@@ -150,7 +150,8 @@ static void common_mode_frames(const cc_finder *finder,
  * clusters of every batch and the pedestal after it; some batches (7
  * frames as a list, 33 from pageable memory) are given as pedestal
  * frames (docs/spec.md §2.7), photons and all, and must move the
- * pedestal alike. Batches come from
+ * pedestal alike. Every finder sums the analog image (§4.8), compared
+ * after every batch. Batches come from
  * page-locked memory, pageable memory and lists of frames. When masks is
  * not NULL, every finder takes masks[0] before training and masks[1]
  * (while READY: a new upload) after the fourth batch. */
@@ -179,6 +180,11 @@ static void lockstep(const struct pool *pool, cc_config config,
         for (int g = 0; g < counts[a]; g++)
             ck_assert_int_eq(cc_finder_set_gain(all[a][g], gains[0], unit),
                              CC_OK);
+    for (int a = 0; a < 2; a++)
+        for (int g = 0; g < counts[a]; g++)
+            ck_assert_int_eq(cc_finder_set_analog(all[a][g], 1), CC_OK);
+    double *analog = malloc(2 * pool->pixels * sizeof *analog);
+    ck_assert_ptr_nonnull(analog);
     cc_clusters *want, *got;
     ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
     ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
@@ -242,6 +248,23 @@ static void lockstep(const struct pool *pool, cc_config config,
             assert_same_pedestal(cpu, gpu[g], pool->pixels, scratch);
             assert_same_common_mode(cpu, gpu[g], &config);
         }
+        /* The CPU's analog sums of this batch, then each GPU's. */
+        uint64_t frames_summed[2] = {0, 0};
+        memset(analog, 0, pool->pixels * sizeof *analog);
+        ck_assert_int_eq(cc_finder_take_analog(cpu, analog, &frames_summed[0]),
+                         CC_OK);
+        ck_assert_uint_eq(frames_summed[0], pedestal_only ? 0 : n);
+        for (int g = 0; g < GPUS; g++) {
+            double *gpu_sums = analog + pool->pixels;
+            memset(gpu_sums, 0, pool->pixels * sizeof *gpu_sums);
+            frames_summed[1] = 0;
+            ck_assert_int_eq(cc_finder_take_analog(gpu[g], gpu_sums,
+                                                   &frames_summed[1]),
+                             CC_OK);
+            ck_assert_uint_eq(frames_summed[1], frames_summed[0]);
+            ck_assert_mem_eq(gpu_sums, analog,
+                             pool->pixels * sizeof *gpu_sums);
+        }
         done += n;
     }
     cc_finder_stats stats;
@@ -275,6 +298,7 @@ static void lockstep(const struct pool *pool, cc_config config,
     printf("\n");
     free(pageable);
     free(scratch);
+    free(analog);
     cc_clusters_destroy(want);
     cc_clusters_destroy(got);
     cc_finder_destroy(cpu);
@@ -1171,6 +1195,7 @@ START_TEST(fault_auto_falls_back)
         ck_assert_int_eq(cc_finder_set_tally(i ? gpu : cpu, tally[0].spectrum,
                                              tally[0].hitmap),
                          CC_OK);
+        ck_assert_int_eq(cc_finder_set_analog(i ? gpu : cpu, 1), CC_OK);
     }
     for (int b = 0; b < FAULT_BATCHES; b++) {
         size_t n;
@@ -1209,10 +1234,26 @@ START_TEST(fault_auto_falls_back)
     for (int i = 0; i < 2; i++)
         take_tally(i ? gpu : cpu, i, tally);
     uint64_t counted = assert_same_tally(&tally[0], &tally[1], pool.pixels);
+    /* The analog image: the GPU's whole batches, then the CPU's. */
+    double *analog = calloc(2 * pool.pixels, sizeof *analog);
+    uint64_t summed[2] = {0, 0};
+    ck_assert_ptr_nonnull(analog);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(cc_finder_take_analog(i ? gpu : cpu,
+                                               analog + i * pool.pixels,
+                                               &summed[i]),
+                         CC_OK);
+    ck_assert_uint_gt(summed[0], 0);
+    ck_assert_uint_eq(summed[1], summed[0]);
+    ck_assert_mem_eq(analog + pool.pixels, analog,
+                     pool.pixels * sizeof *analog);
+    free(analog);
     printf("  %s under auto: %s; %llu photons imaged, %llu entered into "
-           "spectra and %llu counted, as on the CPU alone\n",
+           "spectra, %llu counted and %llu frames' analog image, as on the "
+           "CPU alone\n",
            fault, description, (unsigned long long)a.photons,
-           (unsigned long long)entered, (unsigned long long)counted);
+           (unsigned long long)entered, (unsigned long long)counted,
+           (unsigned long long)summed[0]);
     for (int i = 0; i < 2; i++) {
         cc_interpolator_destroy(image[i]);
         cc_gain_calibration_destroy(spectra[i]);

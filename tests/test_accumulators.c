@@ -6,6 +6,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frames.h"
 #include "internal.h"
@@ -420,6 +421,71 @@ START_TEST(finder_tallies_while_finding)
 }
 END_TEST
 
+/* docs/spec.md §4.8: the analog image sums each pixel's value as the
+ * decisions see it, 0 where masked, over data frames only, in any
+ * batches; it refuses what it cannot do. An 8 x 8 pedestal of 100 with s
+ * = 0 and an rms of 1 (frames of 99 and 101), frames of 101 with a
+ * photon of 200 at (1, 1) and pixel 5 masked. */
+START_TEST(analog_image_sums_values)
+{
+    cc_config config = test_config(8, 8);
+    config.pedestal_frames = 4;
+    config.precision = CC_PRECISION_DOUBLE;
+    uint16_t dark[4][64], frames[2][64];
+    for (int p = 0; p < 64; p++) {
+        for (int k = 0; k < 4; k++)
+            dark[k][p] = k % 2 ? 101 : 99;
+        frames[0][p] = frames[1][p] = 101;
+    }
+    frames[0][9] = frames[1][9] = 200;
+    uint8_t mask[64] = {0};
+    mask[5] = 1;
+    double sums[2][64];
+    uint64_t summed[2];
+    for (int way = 0; way < 2; way++) { /* two calls, or one of 2 frames */
+        cc_finder *finder = test_finder(&config);
+        ck_assert_int_eq(cc_finder_set_mask(finder, mask), CC_OK);
+        ck_assert_int_eq(cc_finder_train(finder, dark[0], 4), CC_OK);
+        ck_assert_int_eq(cc_finder_set_analog(finder, 1), CC_OK);
+        cc_clusters *clusters;
+        ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+        for (int call = 0; call < (way == 0 ? 2 : 1); call++)
+            ck_assert_int_eq(cc_finder_process(finder, frames[call], NULL,
+                                               way == 0 ? 1 : 2, clusters),
+                             CC_OK);
+        ck_assert_int_eq(cc_finder_add_pedestal(finder, frames[0], 1), CC_OK);
+        memset(sums[way], 0, sizeof sums[way]);
+        summed[way] = 0;
+        ck_assert_int_eq(cc_finder_take_analog(finder, sums[way], &summed[way]),
+                         CC_OK);
+        /* A take starts again from zero. */
+        double again[64] = {0};
+        uint64_t none = 0;
+        ck_assert_int_eq(cc_finder_take_analog(finder, again, &none), CC_OK);
+        ck_assert_uint_eq(none, 0);
+        ck_assert(again[54] == 0);
+        /* The frame size stays while it sums; off, a take is refused. */
+        cc_config resized = config;
+        resized.rows = 6;
+        ck_assert_int_eq(cc_finder_set_config(finder, &resized), CC_ESTATE);
+        ck_assert_int_eq(cc_finder_take_analog(finder, NULL, &none), CC_EINVAL);
+        ck_assert_int_eq(cc_finder_set_analog(finder, 0), CC_OK);
+        ck_assert_int_eq(cc_finder_take_analog(finder, again, &none), CC_ESTATE);
+        ck_assert_int_eq(cc_finder_set_config(finder, &resized), CC_OK);
+        cc_clusters_destroy(clusters);
+        cc_finder_destroy(finder);
+    }
+    ck_assert_uint_eq(summed[0], 2);
+    /* Far from the photon: 1, then 1 - 1/4 once the quiet update moved r
+     * to 1/4; the photon's pixel, never quiet: 100 twice; masked: 0. */
+    ck_assert(sums[0][54] == 1.75);
+    ck_assert(sums[0][9] == 200.0);
+    ck_assert(sums[0][5] == 0.0);
+    ck_assert_uint_eq(summed[1], summed[0]);
+    ck_assert_mem_eq(sums[1], sums[0], sizeof sums[0]);
+}
+END_TEST
+
 Suite *suite_accumulators(void)
 {
     Suite *suite = suite_create("accumulators");
@@ -431,6 +497,7 @@ Suite *suite_accumulators(void)
     tcase_add_test(cases, frame_by_frame_equals_the_list);
     tcase_add_test(cases, tally_equals_spectrum_and_hitmap);
     tcase_add_test(cases, finder_tallies_while_finding);
+    tcase_add_test(cases, analog_image_sums_values);
     suite_add_tcase(suite, cases);
     return suite;
 }

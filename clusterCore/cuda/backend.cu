@@ -127,6 +127,9 @@ struct cc__cuda {
     struct device_imaging *imaging; /* NULL: no imaging */
     struct device_spectra *spectra; /* NULL: no flat field's spectra */
     struct device_counting *counting; /* NULL: no spectrum or hit map */
+    /* device, docs/spec.md §4.8: the analog image's sums, and a batch's
+     * (added in when it succeeds); NULL: off */
+    double *analog, *analog_batch;
     uint8_t *chunk_entered; /* per chunk of a batch: its clusters are in
                               the image, spectra and counts (a batch run
                               again skips them) */
@@ -240,6 +243,8 @@ void cc__cuda_destroy(struct cc__cuda *cuda)
     free_imaging(cuda->imaging);
     free_spectra(cuda->spectra);
     free_counting(cuda->counting);
+    cudaFree(cuda->analog);
+    cudaFree(cuda->analog_batch);
     free(cuda->chunk_entered);
     cudaFree(cuda->device_totals);
     cudaFreeHost(cuda->stored);
@@ -949,6 +954,12 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
              "launching the extract kernel");
     CUDA_TRY(cudaMemsetAsync(slot->counts, 0, count * 4, cuda->output),
              "clearing counts");
+    /* Before the v planes are free for the slot's next frames. */
+    if (cuda->analog != NULL && !batch->geometry.pedestal_only)
+        CUDA_TRY(cc__launch_analog<T>((const T *)slot->v_planes,
+                                      (uint32_t)count, cuda->pixels,
+                                      cuda->analog_batch, cuda->output),
+                 "launching the analog kernel");
     CUDA_TRY(cudaEventRecord(slot->extracted, cuda->output),
              "recording the extraction");
     return CC_OK;
@@ -1066,6 +1077,11 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
     batch->placed = 0;
     batch->slot_clusters = 0;
     batch->entries_enqueued = 0;
+    /* A run again sums the batch again, from zero. */
+    if (cuda->analog != NULL)
+        CUDA_TRY(cudaMemsetAsync(cuda->analog_batch, 0,
+                                 cuda->pixels * sizeof(double), cuda->output),
+                 "clearing the batch's analog sums");
     size_t n_chunks =
         (batch->n_frames + cuda->chunk_frames - 1) / cuda->chunk_frames;
     for (size_t chunk = 0; chunk < n_chunks; chunk++) {
@@ -1486,7 +1502,15 @@ int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
         memcpy(common_mode, cuda->batch_common_mode, cells * cuda->real_size);
         memcpy(estimated, cuda->batch_estimated, cells);
     }
-    /* The batch succeeded whole: its last state becomes the pedestal. */
+    /* The batch succeeded whole: its analog sums join the image's, and
+     * its last state becomes the pedestal. */
+    if (cuda->analog != NULL && !batch.geometry.pedestal_only) {
+        CUDA_TRY(cc__launch_analog_fold(cuda->analog_batch, cuda->pixels,
+                                        cuda->analog, cuda->output),
+                 "adding the batch's analog sums");
+        CUDA_TRY(cudaStreamSynchronize(cuda->output),
+                 "adding the batch's analog sums");
+    }
     cuda->committed = state_written(cuda, batch.launches - 1);
     return CC_OK;
 }
@@ -1547,4 +1571,61 @@ int cc__cuda_take_counting(struct cc__cuda *cuda, uint64_t *counts,
     for (int k = 0; rc == CC_OK && k < 3; k++)
         totals[k] = taken[k];
     return rc;
+}
+
+int cc__cuda_set_analog(struct cc__cuda *cuda, bool on, char *message)
+{
+    REFUSE_IF_LOST(cuda);
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    cudaStreamSynchronize(cuda->output); /* no batch adds into what goes */
+    cudaFree(cuda->analog);
+    cudaFree(cuda->analog_batch);
+    cuda->analog = cuda->analog_batch = NULL;
+    if (!on)
+        return CC_OK;
+    size_t bytes = cuda->pixels * sizeof(double);
+    double *sums = NULL, *batch = NULL;
+    cudaError_t error = cudaMalloc(&sums, bytes);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&batch, bytes);
+    if (error == cudaSuccess)
+        error = cudaMemset(sums, 0, bytes);
+    /* The memset runs on the legacy stream, which the batches' streams
+     * do not wait for. */
+    if (error == cudaSuccess)
+        error = cudaDeviceSynchronize();
+    if (error != cudaSuccess) {
+        cudaFree(sums);
+        cudaFree(batch);
+        return cuda_failure(message, "making the analog image", error);
+    }
+    cuda->analog = sums;
+    cuda->analog_batch = batch;
+    return CC_OK;
+}
+
+int cc__cuda_take_analog(struct cc__cuda *cuda, double *sums, char *message)
+{
+    REFUSE_IF_LOST(cuda);
+    if (cuda->analog == NULL)
+        return CC_OK;
+    CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
+    size_t bytes = cuda->pixels * sizeof(double);
+    double *taken = (double *)malloc(bytes);
+    if (taken == NULL)
+        return cc__message(message, CC_ENOMEM,
+                           "no memory to take the GPU's analog image");
+    cudaError_t error = cudaMemcpy(taken, cuda->analog, bytes,
+                                   cudaMemcpyDeviceToHost);
+    if (error == cudaSuccess)
+        error = cudaMemset(cuda->analog, 0, bytes);
+    if (error == cudaSuccess)
+        error = cudaDeviceSynchronize();
+    if (error == cudaSuccess)
+        for (size_t p = 0; p < cuda->pixels; p++)
+            sums[p] += taken[p];
+    free(taken);
+    return error == cudaSuccess
+               ? CC_OK
+               : cuda_failure(message, "taking the analog image", error);
 }

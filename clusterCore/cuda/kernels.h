@@ -195,4 +195,14 @@ cudaError_t cc__launch_count(const cc__tally_binning &binning,
                              unsigned long long *hitmap,
                              unsigned long long *totals, cudaStream_t stream);
 
+/* The analog image (docs/spec.md §4.8): n_frames v planes of pixels each
+ * added, frame after frame, into batch_sums; then a successful batch's
+ * sums into the image's. */
+template <typename T>
+cudaError_t cc__launch_analog(const T *v_planes, uint32_t n_frames,
+                              size_t pixels, double *batch_sums,
+                              cudaStream_t stream);
+cudaError_t cc__launch_analog_fold(const double *batch_sums, size_t pixels,
+                                   double *sums, cudaStream_t stream);
+
 #endif

@@ -541,7 +541,8 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                     const struct cc__frames *frames,
                     const uint64_t *numbers, uint64_t first_number,
                     size_t n_frames, cc_clusters *out, const void *gain,
-                    void *common_mode, uint8_t *estimated, char *message)
+                    void *common_mode, uint8_t *estimated, double *analog,
+                    char *message)
 {
     uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
     cc__clusters_clear(out, nx, ny);
@@ -562,6 +563,7 @@ int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
                 .pixel_mask = pedestal->mask,
                 .pedestal_only = frames->pedestal_only,
                 .gain = gain,
+                .analog = analog,
                 .regions = cc__regions_of((int)config->common_mode,
                                           config->rows, config->cols)},
         .pedestal = pedestal,

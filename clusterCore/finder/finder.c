@@ -44,6 +44,13 @@ struct cc_finder {
     } *tally;
     struct cc__gain gain; /* docs/spec.md §9 */
     cc_clusters *no_clusters; /* what pedestal frames give; made on first use */
+    /* The analog image (docs/spec.md §4.8): what the host summed since
+     * the last take (the GPU keeps its own), a batch's sums on the CPU,
+     * and the frames summed on either; NULL: off. */
+    struct analog_image {
+        double *sums, *batch;
+        uint64_t frames;
+    } *analog;
     char last_error[CC_MESSAGE_SIZE];
 };
 
@@ -296,6 +303,41 @@ static int publish_imaging(cc_finder *finder)
     return CC_OK;
 }
 
+static void free_analog(struct analog_image *analog)
+{
+    if (analog == NULL)
+        return;
+    free(analog->sums);
+    free(analog->batch);
+    free(analog);
+}
+
+/* Adds what the GPU summed into the analog image to the host's sums. */
+static int pull_gpu_analog(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda != NULL && finder->analog != NULL)
+        return cc__cuda_take_analog(finder->cuda, finder->analog->sums,
+                                    finder->last_error);
+#else
+    (void)finder;
+#endif
+    return CC_OK;
+}
+
+/* Has the GPU sum the analog image, or not. */
+static int publish_analog(cc_finder *finder)
+{
+#ifdef CC_HAVE_CUDA
+    if (finder->cuda != NULL)
+        return cc__cuda_set_analog(finder->cuda, finder->analog != NULL,
+                                   finder->last_error);
+#else
+    (void)finder;
+#endif
+    return CC_OK;
+}
+
 int cc_finder_new(cc_finder **result, const cc_config *config, char *message)
 {
     if (result == NULL)
@@ -362,6 +404,7 @@ void cc_finder_destroy(cc_finder *finder)
     free(finder->tally);
     cc__gain_free(&finder->gain);
     cc_clusters_destroy(finder->no_clusters);
+    free_analog(finder->analog);
     free(finder);
 }
 
@@ -421,6 +464,8 @@ static void hand_accumulators(cc_finder *from, cc_finder *to)
     to->spectra = from->spectra;
     to->counted_spectrum = from->counted_spectrum;
     to->counted_hitmap = from->counted_hitmap;
+    to->analog = from->analog;
+    from->analog = NULL;
     from->imaging = NULL;
     from->spectra = NULL;
     from->counted_spectrum = NULL;
@@ -436,6 +481,8 @@ static int move_accumulators(cc_finder *finder, cc_finder *next)
         rc = pull_gpu_spectra(finder);
     if (rc == CC_OK)
         rc = pull_gpu_tally(finder);
+    if (rc == CC_OK)
+        rc = pull_gpu_analog(finder);
     if (rc != CC_OK)
         return rc;
     hand_accumulators(finder, next);
@@ -444,6 +491,8 @@ static int move_accumulators(cc_finder *finder, cc_finder *next)
         rc = publish_spectra(next);
     if (rc == CC_OK)
         rc = publish_tally(next);
+    if (rc == CC_OK)
+        rc = publish_analog(next);
     if (rc != CC_OK) {
         cc__message(finder->last_error, rc, "%s", next->last_error);
         hand_accumulators(next, finder);
@@ -475,6 +524,12 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
                     "the finder counts a hit map of %" PRIu32 " x %" PRIu32
                     " pixels: take it and set no tally before changing the "
                     "frame size",
+                    finder->config.rows, finder->config.cols);
+    if (resized && finder->analog != NULL)
+        return FAIL(finder, CC_ESTATE,
+                    "the finder sums an analog image of %" PRIu32
+                    " x %" PRIu32 " pixels: take it and turn it off before "
+                    "changing the frame size",
                     finder->config.rows, finder->config.cols);
     cc_finder *next;
     int rc = cc_finder_new(&next, config, finder->last_error);
@@ -644,6 +699,14 @@ static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
         for (size_t k = 0; k < n_frames; k++)
             (*entered)[k] = (*entered)[k] ? taken : 0;
     }
+    /* The GPU's analog sums hold whole batches only, not this one: they
+     * come over whole, or the image starts again. */
+    bool analog_kept = pull_gpu_analog(finder) == CC_OK;
+    if (!analog_kept) {
+        memset(finder->analog->sums, 0,
+               finder->pedestal.pixels * sizeof *finder->analog->sums);
+        finder->analog->frames = 0;
+    }
     cc__cuda_destroy(finder->cuda);
     finder->cuda = NULL;
     finder->host_state_stale = false;
@@ -658,12 +721,14 @@ static int fall_back_to_cpu(cc_finder *finder, size_t n_frames,
         return rc;
     }
     cc__message(finder->last_error, CC_EDEVICE,
-                "%s; switched to the CPU backend, %s%s", failure,
+                "%s; switched to the CPU backend, %s%s%s", failure,
                 kept ? "pedestal kept, the batch done again on the CPU"
                      : "pedestal lost: train it again",
                 all_taken ? ""
                           : "; what the GPU imaged, entered into spectra or "
-                            "counted since the last take is lost");
+                            "counted since the last take is lost",
+                analog_kept ? "" : "; the analog image since the last take "
+                                   "is lost");
     if (!kept) {
         free(*entered);
         *entered = NULL;
@@ -773,6 +838,7 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
                       cc_clusters *clusters)
 {
     const struct cc__frames frames = *given;
+    const bool summing = finder->analog != NULL && !frames.pedestal_only;
     int rc = reserve_common_mode(finder, n_frames);
     if (rc != CC_OK)
         return rc;
@@ -799,12 +865,22 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
     if (finder->backend == CC_BACKEND_CPU)
 #endif
     {
+        double *analog = summing ? finder->analog->batch : NULL;
+        if (analog != NULL)
+            memset(analog, 0, finder->pedestal.pixels * sizeof *analog);
         rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
                              &frames, frame_numbers,
                              finder->counts.frames_processed, n_frames,
                              clusters, finder->gain.factor,
                              finder->batch_common_mode,
-                             finder->batch_estimated, finder->last_error);
+                             finder->batch_estimated, analog,
+                             finder->last_error);
+        /* A batch's sums, frame after frame from zero, then into the
+         * image's (docs/spec.md §4.8), as the GPU adds them. */
+        for (size_t p = 0; rc == CC_OK && analog != NULL &&
+                           p < finder->pedestal.pixels;
+             p++)
+            finder->analog->sums[p] += analog[p];
         /* The centres lie in the frame, so adding cannot fail. */
         bool keeping = !frames.pedestal_only &&
                        (finder->imaging != NULL || finder->spectra != NULL ||
@@ -827,6 +903,8 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
             return rc;
     }
     tally_common_mode(finder, n_frames);
+    if (summing)
+        finder->analog->frames += n_frames;
     if (frames.pedestal_only) {
         finder->counts.frames_pedestal += n_frames;
         return CC_OK;
@@ -1093,6 +1171,58 @@ int cc_finder_take_image(cc_finder *finder, cc_interpolator *into)
     if (rc != CC_OK)
         return rc;
     cc__interpolator_move(into, finder->imaging);
+    return CC_OK;
+}
+
+int cc_finder_set_analog(cc_finder *finder, int on)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    struct analog_image *held = finder->analog, *made = NULL;
+    if (on && held != NULL)
+        return CC_OK; /* summing goes on */
+    if (on) {
+        size_t pixels = finder->pedestal.pixels;
+        made = calloc(1, sizeof *made);
+        if (made != NULL) {
+            made->sums = calloc(pixels, sizeof *made->sums);
+            made->batch = malloc(pixels * sizeof *made->batch);
+        }
+        if (made == NULL || made->sums == NULL || made->batch == NULL) {
+            free_analog(made);
+            return FAIL(finder, CC_ENOMEM, "no memory for an analog image");
+        }
+    }
+    finder->analog = made;
+    int rc = publish_analog(finder);
+    if (rc != CC_OK) { /* the GPU sums as it did */
+        finder->analog = held;
+        free_analog(made);
+        return rc;
+    }
+    free_analog(held);
+    return CC_OK;
+}
+
+int cc_finder_take_analog(cc_finder *finder, double *sums, uint64_t *frames)
+{
+    if (finder == NULL)
+        return CC_EINVAL;
+    if (sums == NULL || frames == NULL)
+        return FAIL(finder, CC_EINVAL, "sums or frames is NULL");
+    if (finder->analog == NULL)
+        return FAIL(finder, CC_ESTATE,
+                    "the finder sums no analog image: turn it on first");
+    int rc = pull_gpu_analog(finder);
+    if (rc != CC_OK)
+        return rc;
+    struct analog_image *analog = finder->analog;
+    for (size_t p = 0; p < finder->pedestal.pixels; p++) {
+        sums[p] += analog->sums[p];
+        analog->sums[p] = 0;
+    }
+    *frames += analog->frames;
+    analog->frames = 0;
     return CC_OK;
 }
 

@@ -427,6 +427,18 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
     }
 }
 
+/* docs/spec.md §4.8: row iy's values (0 where masked) into the batch's
+ * analog sums, in double, frame after frame. */
+static void add_analog_row(const struct cc__frame_job *job, size_t iy)
+{
+    const size_t width = job->cols + 2 * (size_t)job->half_x;
+    const real *v =
+        (const real *)job->v + (iy + job->half_y) * width + job->half_x;
+    double *sums = job->analog + iy * job->cols;
+    for (size_t ix = 0; ix < job->cols; ix++)
+        sums[ix] += (double)v[ix];
+}
+
 /* Copies the marked centres of row iy into list. About 1 pixel in 70 is
  * a centre, so the marks are scanned 8 at a time. */
 static int emit_clusters(const struct cc__frame_job *job,
@@ -492,6 +504,8 @@ ISA_CLONES int PRECISION_FN(cc__decide_rows)(const struct cc__frame_job *job,
     for (uint32_t iy = row0; iy < row1 && rc == CC_OK; iy++) {
         window_sums(job, worker, iy);
         decide_row(job, worker, iy);
+        if (job->analog != NULL)
+            add_analog_row(job, iy);
         rc = emit_clusters(job, worker, iy, list);
     }
     return rc;
