@@ -252,6 +252,32 @@ class Finder(C.Owned):
                          clusters.handle))
         return clusters
 
+    def add_pedestal(self, frames):
+        """Pedestal frames (docs/spec.md §2.7; PSI's frame modes Pedestal
+        and NewPedestal): a (n, rows, cols) uint16 array, or a list of
+        (rows, cols) arrays. While the pedestal trains they are summed (and
+        may make it ready); once ready, each updates every unmasked pixel.
+        No clusters."""
+        given = _frames_argument(frames, self.rows, self.cols)
+        call = (self._lib.cc_finder_add_pedestal_list if given.listed
+                else self._lib.cc_finder_add_pedestal)
+        self._check(call(self.handle, given.pointer, given.count))
+
+    def set_analog(self, on=True):
+        """Sums the analog image (docs/spec.md §4.8) from now on: each
+        pixel's pedestal-subtracted value over the data frames processed,
+        on the GPU when CUDA runs. False stops and drops it."""
+        self._check(self._lib.cc_finder_set_analog(self.handle, 1 if on else 0))
+
+    def take_analog(self):
+        """(sums, frames): the analog image summed since the last take,
+        float64 (rows, cols), and the frames in it; starts again."""
+        sums = numpy.zeros((self.rows, self.cols))
+        frames = ctypes.c_uint64(0)
+        self._check(self._lib.cc_finder_take_analog(self.handle, sums.ctypes.data,
+                                                    ctypes.byref(frames)))
+        return sums, frames.value
+
     def pedestal_maps(self):
         """(mean, rms) per pixel in ADU, float64 (rows, cols) each."""
         mean = numpy.empty((self.rows, self.cols))

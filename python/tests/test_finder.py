@@ -337,3 +337,35 @@ def test_clusterfind_calibrates_as_the_library_does(clusterfind, tmp_path):
     assert (quality == 0).sum() > 10000
     numpy.testing.assert_array_equal(numpy.load(gain), want)
     numpy.testing.assert_array_equal(numpy.load(bad), quality != 0)
+
+
+def test_pedestal_frames_and_the_analog_image():
+    """docs/spec.md §2.7 and §4.8 from Python: dark frames of 99 and 101
+    train an 8 x 8 pedestal of 100, frames of 101 with a photon of 200 at
+    (1, 1) are found and summed into the analog image, pedestal frames
+    update every pixel and add nothing to it."""
+    dark = numpy.where(numpy.arange(4)[:, None, None] % 2, 101, 99).astype("u2")
+    dark = numpy.broadcast_to(dark, (4, 8, 8)).copy()
+    frames = numpy.full((2, 8, 8), 101, "u2")
+    frames[:, 1, 1] = 200
+    finder = clustercore.Finder(8, 8, pedestal_frames=4, precision="double",
+                                backend="cpu")
+    finder.add_pedestal(dark[:3])   # trains
+    finder.add_pedestal([dark[3]])  # and makes the pedestal ready
+    assert finder.stats["state"] == "ready" and finder.stats["frames_pedestal"] == 0
+    finder.set_analog()
+    finder.process(frames)
+    finder.add_pedestal(frames[:1])  # the photon's pixel moves too
+    sums, summed = finder.take_analog()
+    assert summed == 2
+    assert sums[6, 6] == 1.75 and sums[1, 1] == 200.0
+    assert finder.stats["frames_pedestal"] == 1
+    mean, _ = finder.pedestal_maps()
+    assert mean[1, 1] > 100  # 100 + 100 / 4
+    again, none = finder.take_analog()
+    assert none == 0 and not again.any()
+    finder.set_analog(False)
+    with pytest.raises(clustercore.ClusterCoreError, match="turn it on"):
+        finder.take_analog()
+    with pytest.raises(ValueError, match="shape"):
+        finder.add_pedestal(numpy.zeros((1, 4, 4), "u2"))
