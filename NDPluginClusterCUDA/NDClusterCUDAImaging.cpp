@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "NDPluginClusterCUDA.h"
@@ -268,8 +269,14 @@ void NDPluginClusterCUDA::etaCommand(int function)
         if (image_ != NULL && finder_ != NULL)
             cc_finder_take_image(finder_, image_); /* and drop it */
         cc_interpolator_reset(image_);
+        /* The analog image too (DetectorMode Analog). */
+        bool analog = !analogSums_.empty();
+        takeAnalog(message); /* and drop it */
+        std::fill(analogSums_.begin(), analogSums_.end(), 0.0);
+        analogFrames_ = 0;
         setStatus(image_ != NULL ? "interpolated image reset"
-                                 : "no image: EtaMode is not Interpolate");
+                  : analog        ? "analog image reset"
+                                  : "no image: EtaMode is not Interpolate");
     } else {
         char path[512];
         getStringParam(ClusterEtaFile, sizeof path, path);

@@ -228,6 +228,10 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     char message[NDCC_MESSAGE_SIZE];
     if (takeCounts(message) != CC_OK)
         setStatus("%s", message);
+    if (takeAnalog(message) != CC_OK)
+        setStatus("%s", message);
+    NDArray *analog = analogArray();
+    const double analogFrames = (double)analogFrames_;
     size_t pixels = (size_t)rows_ * cols_;
     NDArray *pHits = mapArray(
         cols_, rows_, NDUInt32,
@@ -293,6 +297,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
     if (haveNoise)
         setDoubleParam(ClusterNoiseMean, noise);
     setDoubleParam(ClusterOutsideWindow, (double)outside);
+    setDoubleParam(ClusterAnalogFrames, analogFrames);
     /* Set last, so posted last: a client that saw it change reads this
      * publication's spectrum, peak and counts (Bluesky's trigger). */
     int publications;
@@ -314,6 +319,7 @@ void NDPluginClusterCUDA::publishSlow(bool force)
         publish(maps[i], ADDRESS_PEDESTAL + i);
     for (int i = 0; i < 2; i++)
         publish(corrections[i], ADDRESS_COMMON_MODE + i);
+    publish(analog, ADDRESS_ANALOG);
 }
 
 /* The pedestal's mean and rms maps (in mean_ and rms_) and the mask as

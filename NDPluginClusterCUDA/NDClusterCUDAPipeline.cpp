@@ -179,6 +179,9 @@ void NDPluginClusterCUDA::processHeld()
     job.imaging = wantedImaging(job.config);
     job.gain = wantedGain(rows, cols);
     getIntegerParam(ClusterFrameMode, &job.frameMode);
+    int detectorMode;
+    getIntegerParam(ClusterDetectorMode, &detectorMode);
+    job.analog = detectorMode == DETECTOR_MODE_ANALOG;
     job.newPedestal = newPedestalPending_;
     newPedestalPending_ = false;
 
@@ -220,6 +223,7 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
         stopImaging();
         takeGainSpectra(true, NULL);
         stopCounting();
+        stopAnalog();
     }
     if (reconfigure)
         rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
@@ -260,6 +264,9 @@ void NDPluginClusterCUDA::runFinder(Batch &batch)
         appendMessage(batch.message, step);
         step[0] = '\0';
         applyImaging(job.imaging, step);
+        appendMessage(batch.message, step);
+        step[0] = '\0';
+        applyAnalog(job.analog, step);
         appendMessage(batch.message, step);
     }
     if (reconfigure && finder_ != NULL)

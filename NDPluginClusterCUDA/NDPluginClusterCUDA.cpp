@@ -41,7 +41,7 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
                      ASYN_MULTIDEVICE, 1, priority, stackSize, 1),
       finder_(NULL), outputPool_(new NDArrayPool(this, maxMemory)),
       spectrum_(NULL), hitmap_(NULL), hitmapWindowed_(false), mapArrays_(0),
-      counting_(false),
+      counting_(false), analogOn_(false), analogFrames_(0),
       outputThreads_((unsigned)outputThreads),
       batchSlots_(2 * outputThreads_ + 2), handedOver_(0), found_(0),
       published_(0), threadsMissing_(false), output0Delay_(0),
@@ -86,6 +86,10 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
          &NDPluginClusterCUDA::ClusterResetPedestal},
         {ClusterFrameModeString, asynParamInt32,
          &NDPluginClusterCUDA::ClusterFrameMode},
+        {ClusterDetectorModeString, asynParamInt32,
+         &NDPluginClusterCUDA::ClusterDetectorMode},
+        {ClusterAnalogFramesString, asynParamFloat64,
+         &NDPluginClusterCUDA::ClusterAnalogFrames},
         {ClusterPedestalStateString, asynParamInt32,
          &NDPluginClusterCUDA::ClusterPedestalState},
         {ClusterPedestalCountString, asynParamInt32,
@@ -281,6 +285,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
     setIntegerParam(ClusterPedestalFrames, (int)defaults.pedestal_frames);
     setIntegerParam(ClusterPedestalState, CC_PEDESTAL_TRAINING);
     setIntegerParam(ClusterFrameMode, FRAME_MODE_FRAME);
+    setIntegerParam(ClusterDetectorMode, DETECTOR_MODE_COUNT);
+    setDoubleParam(ClusterAnalogFrames, 0);
     setIntegerParam(ClusterPedestalCount, 0);
     setIntegerParam(ClusterBackend, 0);
     setIntegerParam(ClusterPrecision, (int)defaults.precision);
@@ -688,6 +694,9 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
             return asynError;
     } else if (function == ClusterFrameMode) {
         if (checkFrameMode(pasynUser, value) != asynSuccess)
+            return asynError;
+    } else if (function == ClusterDetectorMode) {
+        if (checkDetectorMode(pasynUser, value) != asynSuccess)
             return asynError;
     } else if (function == ClusterLoadGainMap ||
                function == ClusterSaveGainMap) {

@@ -56,6 +56,8 @@
 #define ClusterPedestalFramesString "CLUSTER_PEDESTAL_FRAMES" /* asynInt32: dark frames to train */
 #define ClusterResetPedestalString "CLUSTER_RESET_PEDESTAL"  /* asynInt32: write 1 to train again */
 #define ClusterFrameModeString "CLUSTER_FRAME_MODE"  /* asynInt32: PSI's frameMode: 0 Frame, 1 Pedestal, 2 NewPedestal */
+#define ClusterDetectorModeString "CLUSTER_DETECTOR_MODE"  /* asynInt32: PSI's detectorMode: 0 Count, 1 Analog, 2 Interpolate */
+#define ClusterAnalogFramesString "CLUSTER_ANALOG_FRAMES"  /* asynFloat64 r/o: frames in the analog image */
 #define ClusterPedestalStateString "CLUSTER_PEDESTAL_STATE"  /* asynInt32 r/o: 0 Training, 1 Ready */
 #define ClusterPedestalCountString "CLUSTER_PEDESTAL_COUNT"  /* asynInt32 r/o: dark frames trained */
 #define ClusterSavePedestalString "CLUSTER_SAVE_PEDESTAL"    /* asynInt32: write 1 to save */
@@ -184,7 +186,10 @@ public:
         ADDRESS_COMMON_MODE = 6,
         /* The gain map in force, NDFloat32, in its unit: */
         ADDRESS_GAIN = 7,
-        NUM_ADDRESSES = 8
+        /* The analog image while DetectorMode is Analog, NDFloat64, the
+         * summed values a pixel (docs/spec.md §4.8): */
+        ADDRESS_ANALOG = 8,
+        NUM_ADDRESSES = 9
     };
 
     void processCallbacks(NDArray *pArray);
@@ -212,6 +217,8 @@ protected:
     int ClusterPedestalFrames;
     int ClusterResetPedestal;
     int ClusterFrameMode;
+    int ClusterDetectorMode;
+    int ClusterAnalogFrames;
     int ClusterPedestalState;
     int ClusterPedestalCount;
     int ClusterSavePedestal;
@@ -303,6 +310,7 @@ protected:
     int ClusterGainCalSpread;
     enum { ETA_OFF = 0, ETA_CALIBRATE = 1, ETA_INTERPOLATE = 2 };
     enum { FRAME_MODE_FRAME = 0, FRAME_MODE_PEDESTAL = 1, FRAME_MODE_NEW_PEDESTAL = 2 };
+    enum { DETECTOR_MODE_COUNT = 0, DETECTOR_MODE_ANALOG = 1, DETECTOR_MODE_INTERPOLATE = 2 };
     enum { GAIN_OFF = 0, GAIN_CALIBRATE = 1, GAIN_APPLY = 2 };
 
 private:
@@ -348,6 +356,7 @@ private:
         Imaging imaging;       /* what EtaMode and its settings ask, and
                                   the energy window */
         int frameMode;         /* FRAME_MODE_*: found, or pedestal frames */
+        bool analog;           /* DetectorMode Analog: the analog image */
         bool newPedestal;      /* reset the pedestal before these arrays */
         Gain gain;
     };
@@ -412,7 +421,12 @@ private:
     void replaceCalibration(cc_eta_calibration *calibration, const char *how);
     asynStatus checkEtaMode(asynUser *pasynUser, int mode);
     asynStatus checkFrameMode(asynUser *pasynUser, int mode);
+    asynStatus checkDetectorMode(asynUser *pasynUser, int mode);
     int runPedestalFrames(Batch &batch);
+    void applyAnalog(bool wanted, char *message);
+    void stopAnalog();
+    int takeAnalog(char *message);
+    NDArray *analogArray();
     int loadCalibration(char *message);
     void etaCommand(int function);
     void stopImaging();
@@ -459,6 +473,11 @@ private:
     bool hitmapWindowed_; /* the counting image of the window */
     std::atomic<int> mapArrays_; /* maps made (mapArray), their uniqueId */
     bool counting_;
+    /* The analog image (finder lock): the finder sums it while analogOn_,
+     * added to analogSums_ at each publication. */
+    bool analogOn_;
+    std::vector<double> analogSums_;
+    uint64_t analogFrames_;
     /* Batch number k lives in batches_[k % batchSlots_] from the moment
      * the processing thread fills it until it is published: two for each
      * output thread and two for the finder thread. */

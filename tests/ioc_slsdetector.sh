@@ -211,6 +211,9 @@ echo "ok: clusterfind on the receiver's raw files finds, frame by frame, the clu
 [ "$(getstr "${C}FollowDriverModes_RBV")" = Yes ] || fail "FollowDriverModes is not Yes at start"
 put "${C}SpectrumReset" 1
 put "${C}HitMapReset" 1
+# The driver's detector mode Analog: the plugin sums the analog image too.
+put "${P}cam1:JsonDetectorMode" Analog
+wait_for "${C}DetectorMode_RBV" 1
 # drive MODE N: the driver's JsonFrameMode MODE, which the plugin's
 # FrameMode (state N) follows.
 drive() {
@@ -287,7 +290,8 @@ rm -f "$work/modes.h5" "$work"/raw/*.raw "$work"/*_sub_d0_f0_0.raw
 "$builddir/tools/source_totals" --frame-numbers "$work/modes_numbers.txt" \
     --dark $dark --pedestal $pedestal --cycle $cycle --seed $seed --max-clusters 3000 \
     --spectrum "$work/modes_spectrum.txt" --hitmap "$work/modes_hitmap.txt" \
-    --maps "$work/modes" >"$work/modes_expected.txt" || fail "source_totals failed"
+    --maps "$work/modes" --analog "$work/modes_analog.txt" \
+    >"$work/modes_expected.txt" || fail "source_totals failed"
 expected=$(sed -n 's/^clusters //p' "$work/modes_expected.txt")
 [ "$(getcount "${C}TotalClusters_RBV")" = "$expected" ] ||
     fail "after the frame modes the plugin found $(getcount "${C}TotalClusters_RBV") clusters, the core $expected"
@@ -313,10 +317,21 @@ for name, suffix in (("PedestalMean", "mean"), ("PedestalNoise", "rms")):
         sys.exit("the pedestal's %s over PV Access differs from the core's in %d "
                  "pixels, e.g. %s" % (suffix, len(bad) + abs(len(got) - len(want)),
                                       [(p, got[p], want[p]) for p in bad[:3]]))
+# The analog image, to the bit (the core's printed with 17 digits).
+got = context.get(sys.argv[1] + "Pva:Analog", timeout=5).ravel()
+want = [float(v) for v in open(sys.argv[2] + "_analog.txt").read().split()]
+if list(got) != want:
+    sys.exit("the analog image over PV Access differs from the core's in %d pixels"
+             % sum(1 for a, b in zip(got, want) if a != b))
 PYTHON
-        fail "after the frame modes the pedestal differs from the core's"
+        fail "after the frame modes the pedestal or the analog image differs from the core's"
 fi
-echo "ok: NewPedestal, Pedestal and Frame from the driver, and the plugin's Pedestal midway: $expected clusters, the spectrum, the hit map and the pedestal, as the core finds in those arrays"
+found=$(grep -vc ' p$' "$work/modes_numbers.txt")
+[ "$(getcount "${C}AnalogFrames_RBV")" = "$found" ] ||
+    fail "the analog image holds $(getcount "${C}AnalogFrames_RBV") frames, not the $found found"
+echo "ok: NewPedestal, Pedestal and Frame from the driver, and the plugin's Pedestal midway: $expected clusters, the spectrum, the hit map, the pedestal and the analog image of $(getcount "${C}AnalogFrames_RBV") frames (detector mode Analog from the driver), as the core finds in those arrays"
+put "${P}cam1:JsonDetectorMode" Count
+wait_for "${C}DetectorMode_RBV" 0
 # Not following, the plugin keeps its mode; following again, it takes
 # the driver's at once.
 put "${C}FollowDriverModes" 0

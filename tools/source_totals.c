@@ -40,6 +40,7 @@ struct options {
     const char *frame_numbers_path; /* one detector frame number a line */
     const char *mask_path; /* bad pixels, .npy */
     const char *maps_prefix; /* PREFIX_mean.txt, _rms.txt, _mask.txt */
+    const char *analog_path; /* the analog image's sums, one a line */
     double auto_mask;      /* the rms rule's k, 0 = off */
     bool windowed;         /* the hit map counts [low, high) ADU of sum */
     double window_low, window_high;
@@ -76,7 +77,9 @@ static void usage(FILE *out)
             "                      [LO, HI) ADU (WindowEnable, WindowLow, WindowHigh)\n"
             "  --maps PREFIX       the pedestal's mean and rms (as the plugin's\n"
             "                      float maps, %%.6f) and the mask, one pixel a line,\n"
-            "                      in PREFIX_mean.txt, PREFIX_rms.txt, PREFIX_mask.txt\n");
+            "                      in PREFIX_mean.txt, PREFIX_rms.txt, PREFIX_mask.txt\n"
+            "  --analog FILE       the analog image (DetectorMode Analog), each\n"
+            "                      pixel's sum, %%.17g, one a line\n");
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -91,6 +94,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
         {"mask", 1, 0, 'M'},    {"auto-mask", 1, 0, 'a'},
         {"energy-window", 1, 0, 'w'}, {"maps", 1, 0, 'P'},
+        {"analog", 1, 0, 'A'},
         {"hot-pixels", 1, 0, 'o'}, {"frame-numbers", 1, 0, 'F'},
         {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
@@ -102,6 +106,7 @@ static int parse(int argc, char **argv, struct options *o)
         unsigned long long n = 0;
         if (c != 'x' && c != 'n' && c != 'S' && c != 'H' && c != 'h' &&
             c != 'M' && c != 'a' && c != 'w' && c != 'P' && c != 'F' &&
+            c != 'A' &&
             c != '?')
             n = strtoull(optarg, &end, 10);
         switch (c) {
@@ -122,6 +127,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'H': o->hitmap_path = optarg; break;
         case 'M': o->mask_path = optarg; break;
         case 'P': o->maps_prefix = optarg; break;
+        case 'A': o->analog_path = optarg; break;
         case 'F': o->frame_numbers_path = optarg; break;
         case 'a': o->auto_mask = strtod(optarg, &end); break;
         case 'w':
@@ -290,6 +296,8 @@ static int set_up(struct run *r, char *message)
     config.backend = CC_BACKEND_CPU; /* the reference; every backend agrees */
     config.mask_rms_factor = o->auto_mask;
     rc = cc_finder_new(&r->finder, &config, message);
+    if (rc == CC_OK && o->analog_path != NULL)
+        rc = cc_finder_set_analog(r->finder, 1);
     if (rc == CC_OK && o->mask_path != NULL &&
         (rc = cc_finder_load_mask(r->finder, o->mask_path)) != CC_OK)
         snprintf(message, CC_MESSAGE_SIZE, "%s",
@@ -382,6 +390,25 @@ static int hot_masked(const struct run *r, uint64_t *hot, uint64_t *masked)
 
 /* The maps the plugin publishes on addresses 2 to 4, as caget prints
  * them: each value rounded to float, then %.6f. */
+/* The analog image's sums, exactly (17 significant digits). */
+static int write_analog(cc_finder *finder, size_t pixels, const char *path)
+{
+    double *sums = calloc(pixels, sizeof *sums);
+    uint64_t frames = 0;
+    FILE *out = NULL;
+    int rc = sums != NULL &&
+                     cc_finder_take_analog(finder, sums, &frames) == CC_OK &&
+                     (out = fopen(path, "w")) != NULL
+                 ? 0
+                 : -1;
+    for (size_t p = 0; rc == 0 && p < pixels; p++)
+        fprintf(out, "%.17g\n", sums[p]);
+    if (out != NULL && fclose(out) != 0)
+        rc = -1;
+    free(sums);
+    return rc;
+}
+
 static int write_maps(cc_finder *finder, size_t pixels, const char *prefix)
 {
     double *mean = malloc(2 * pixels * sizeof *mean);
@@ -451,7 +478,9 @@ int main(int argc, char **argv)
              write_counts(o.hitmap_path, cc_hitmap_counts(r.hitmap),
                           r.pixels, false) != 0) ||
             (o.maps_prefix != NULL &&
-             write_maps(r.finder, r.pixels, o.maps_prefix) != 0)) {
+             write_maps(r.finder, r.pixels, o.maps_prefix) != 0) ||
+            (o.analog_path != NULL &&
+             write_analog(r.finder, r.pixels, o.analog_path) != 0)) {
             snprintf(message, sizeof message, "cannot write the counts");
             rc = CC_EIO;
         }

@@ -89,6 +89,9 @@ NDStdArraysConfigure("COMMONMODE1", 3, 0, "CLUSTER1", 6, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=commonMode1:,PORT=COMMONMODE1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=6,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
 NDStdArraysConfigure("GAIN1", 3, 0, "CLUSTER1", 7, 0, 0, 0, 0, 1)
 dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=gain1:,PORT=GAIN1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=7,TYPE=Float32,FTVL=FLOAT,NELEMENTS=160000")
+# The analog image while DetectorMode is Analog (address 8).
+NDStdArraysConfigure("ANALOG1", 3, 0, "CLUSTER1", 8, 0, 0, 0, 0, 1)
+dbLoadRecords("NDStdArrays.template", "P=$(PREFIX),R=analog1:,PORT=ANALOG1,ADDR=0,TIMEOUT=1,NDARRAY_PORT=CLUSTER1,NDARRAY_ADDR=8,TYPE=Float64,FTVL=DOUBLE,NELEMENTS=160000")
 
 # PV Access, when the IOC is built with it (envPaths then sets PVA, which
 # turns these lines on; without, "#" makes them comments): every array of
