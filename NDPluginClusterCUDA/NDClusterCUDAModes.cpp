@@ -17,16 +17,25 @@
 
 #include "NDPluginClusterCUDA.h"
 
+/* Refuses a write of mode to the PV named unless it is one of its three
+ * states, 0 to 2 (port locked). */
+asynStatus NDPluginClusterCUDA::checkModeState(asynUser *pasynUser,
+                                              const char *pv, int mode,
+                                              const char *const states[3])
+{
+    if (mode >= 0 && mode <= 2)
+        return asynSuccess;
+    return refuseWrite(pasynUser, "%s %d is not %s (0), %s (1) or %s (2)", pv,
+                       mode, states[0], states[1], states[2]);
+}
+
 /* A FrameMode write (port locked): one of the three, and NewPedestal asks
  * for a reset at the next batch, each time it is written. */
 asynStatus NDPluginClusterCUDA::checkFrameMode(asynUser *pasynUser, int mode)
 {
-    if (mode != FRAME_MODE_FRAME && mode != FRAME_MODE_PEDESTAL &&
-        mode != FRAME_MODE_NEW_PEDESTAL)
-        return refuseWrite(pasynUser,
-                           "FrameMode %d is not Frame (0), Pedestal (1) or "
-                           "NewPedestal (2)",
-                           mode);
+    static const char *const states[3] = {"Frame", "Pedestal", "NewPedestal"};
+    if (checkModeState(pasynUser, "FrameMode", mode, states) != asynSuccess)
+        return asynError;
     if (mode == FRAME_MODE_NEW_PEDESTAL)
         newPedestalPending_ = true;
     return asynSuccess;
@@ -59,12 +68,9 @@ int NDPluginClusterCUDA::runPedestalFrames(Batch &batch)
  * EtaMode Interpolate, with its refusal when no η calibration can be had. */
 asynStatus NDPluginClusterCUDA::checkDetectorMode(asynUser *pasynUser, int mode)
 {
-    if (mode != DETECTOR_MODE_COUNT && mode != DETECTOR_MODE_ANALOG &&
-        mode != DETECTOR_MODE_INTERPOLATE)
-        return refuseWrite(pasynUser,
-                           "DetectorMode %d is not Count (0), Analog (1) or "
-                           "Interpolate (2)",
-                           mode);
+    static const char *const states[3] = {"Count", "Analog", "Interpolate"};
+    if (checkModeState(pasynUser, "DetectorMode", mode, states) != asynSuccess)
+        return asynError;
     if (mode != DETECTOR_MODE_INTERPOLATE)
         return asynSuccess;
     if (checkEtaMode(pasynUser, ETA_INTERPOLATE) != asynSuccess)

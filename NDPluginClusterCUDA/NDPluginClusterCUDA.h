@@ -420,6 +420,8 @@ private:
     cc_eta_calibration *mergedCalibration(char *message);
     void replaceCalibration(cc_eta_calibration *calibration, const char *how);
     asynStatus checkEtaMode(asynUser *pasynUser, int mode);
+    asynStatus checkModeState(asynUser *pasynUser, const char *pv, int mode,
+                              const char *const states[3]);
     asynStatus checkFrameMode(asynUser *pasynUser, int mode);
     asynStatus checkDetectorMode(asynUser *pasynUser, int mode);
     int runPedestalFrames(Batch &batch);
