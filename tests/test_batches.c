@@ -364,24 +364,33 @@ START_TEST(list_with_null_frame_refused)
 END_TEST
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-/* Lowers the soft address-space limit to what the process uses now plus
- * headroom bytes, or restores the saved limit when restore is set. */
+/* Lowers the soft data limit to what the process has now plus headroom
+ * bytes, or restores the saved limit when restore is set. The data limit,
+ * not the address space's: glibc's thread arenas reserve 64 MiB of
+ * address space each and grow inside it, so that a malloc retried in
+ * another arena could succeed under an address-space limit; Linux counts
+ * every page made writable against the data limit (RLIMIT_DATA, since
+ * 4.7), reserved or not. */
 static void limit_memory(size_t headroom, int restore)
 {
     static struct rlimit saved;
     if (restore) {
-        ck_assert_int_eq(setrlimit(RLIMIT_AS, &saved), 0);
+        ck_assert_int_eq(setrlimit(RLIMIT_DATA, &saved), 0);
         return;
     }
-    ck_assert_int_eq(getrlimit(RLIMIT_AS, &saved), 0);
-    FILE *statm = fopen("/proc/self/statm", "r");
-    ck_assert_ptr_nonnull(statm);
-    unsigned long pages = 0;
-    ck_assert_int_eq(fscanf(statm, "%lu", &pages), 1);
-    fclose(statm);
+    ck_assert_int_eq(getrlimit(RLIMIT_DATA, &saved), 0);
+    FILE *status = fopen("/proc/self/status", "r");
+    ck_assert_ptr_nonnull(status);
+    char line[256];
+    unsigned long data_kb = 0;
+    while (fgets(line, sizeof line, status) != NULL &&
+           sscanf(line, "VmData: %lu kB", &data_kb) != 1)
+        ;
+    fclose(status);
+    ck_assert_uint_gt(data_kb, 0);
     struct rlimit lowered = saved;
-    lowered.rlim_cur = pages * (rlim_t)sysconf(_SC_PAGESIZE) + headroom;
-    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lowered), 0);
+    lowered.rlim_cur = (rlim_t)data_kb * 1024 + headroom;
+    ck_assert_int_eq(setrlimit(RLIMIT_DATA, &lowered), 0);
 }
 
 /* A batch that runs out of memory fails whole: no frame counted, the
