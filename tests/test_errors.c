@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <string.h>
 
@@ -166,8 +167,9 @@ START_TEST(bad_set_config_changes_nothing)
 END_TEST
 
 /* Asking for CUDA where it cannot run fails with a reason (CC_ENOTSUP in
- * a build without it, CC_EDEVICE without a usable GPU); auto then runs on
- * the CPU and says why. Where a GPU answers, both give CUDA. */
+ * a build without it, CC_EDEVICE without a usable GPU, naming a missing
+ * driver as such); auto then runs on the CPU and says why. Where a GPU
+ * answers, both give CUDA. */
 START_TEST(backend_choice_is_explained)
 {
     cc_config config = valid_config();
@@ -186,7 +188,14 @@ START_TEST(backend_choice_is_explained)
     } else {
 #ifdef CC_HAVE_CUDA
         ck_assert_int_eq(rc, CC_EDEVICE);
-        const char *reason = "no usable GPU";
+        /* Without the driver's library the reason must name the driver,
+         * not the runtime's word for it ("insufficient"). */
+        void *driver = dlopen("libcuda.so.1", RTLD_LAZY);
+        const char *reason = driver == NULL
+                                 ? "no usable GPU: no NVIDIA driver is installed"
+                                 : "no usable GPU";
+        if (driver != NULL)
+            dlclose(driver);
 #else
         ck_assert_int_eq(rc, CC_ENOTSUP);
         const char *reason = "no CUDA backend";

@@ -434,14 +434,38 @@ static int allocate_chunk_buffers(struct cc__cuda *cuda, char *message)
     return CC_OK;
 }
 
+/* Why cudaGetDeviceCount found no device, said as what a user can act on.
+ * The runtime calls a missing driver and an old one alike "insufficient";
+ * the driver's version (0: none installed) tells them apart. */
+static void explain_no_gpu(cudaError_t error, char *why, size_t size)
+{
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (driver == 0)
+        snprintf(why, size, "no NVIDIA driver is installed (libcuda.so.1 "
+                            "not found)");
+    else if (error == cudaErrorInsufficientDriver || driver < runtime)
+        snprintf(why, size,
+                 "the NVIDIA driver supports CUDA %d.%d, older than this "
+                 "build's CUDA %d.%d runtime: update the driver",
+                 driver / 1000, driver % 1000 / 10, runtime / 1000,
+                 runtime % 1000 / 10);
+    else if (error == cudaSuccess || error == cudaErrorNoDevice)
+        snprintf(why, size, "the NVIDIA driver (CUDA %d.%d) sees no GPU",
+                 driver / 1000, driver % 1000 / 10);
+    else
+        snprintf(why, size, "%s", cudaGetErrorString(error));
+}
+
 static int open_device(struct cc__cuda *cuda, const cc_config *config,
                        char *description, char *message)
 {
     int devices = 0;
     cudaError_t error = cudaGetDeviceCount(&devices);
     if (error != cudaSuccess || devices == 0) {
-        const char *why = error != cudaSuccess ? cudaGetErrorString(error)
-                                               : "no CUDA device";
+        char why[CC_MESSAGE_SIZE / 2];
+        explain_no_gpu(error, why, sizeof why);
         cc__message(description, CC_EDEVICE, "no usable GPU: %s", why);
         return cc__message(message, CC_EDEVICE, "CUDA backend: no usable GPU: %s",
                            why);
