@@ -175,6 +175,15 @@ CC_API size_t cc_clusters_frame_count(const cc_clusters *clusters);
 CC_API size_t cc_clusters_total(const cc_clusters *clusters);
 CC_API int cc_clusters_frame(const cc_clusters *clusters, size_t index,
                              cc_frame_clusters *frame);
+/* Appends a copy of frame's clusters as the list's next frame: a list made
+ * from clusters found elsewhere (another program's, a selection of a
+ * finder's) for the analyses. The first frame of an empty list sets its
+ * cluster size (odd, CC_CLUSTER_SIZE_MIN..MAX a side); a frame of another
+ * size is refused, as are NULL arrays with clusters to copy (CC_EINVAL,
+ * the list unchanged, message saying why). The order is kept as given. */
+CC_API int cc_clusters_append_frame(cc_clusters *clusters,
+                                    const cc_frame_clusters *frame,
+                                    char *message);
 
 /* ------------------------------------------------------------------ */
 /* The finder                                                          */

@@ -99,6 +99,9 @@ struct cc_clusters {
     size_t x_capacity, y_capacity, values_capacity; /* in elements */
 };
 
+/* CC_OK if size_x x size_y is a cluster size (odd, CC_CLUSTER_SIZE_MIN..MAX
+ * a side), else CC_EINVAL with message saying so. */
+int cc__cluster_size_check(uint32_t size_x, uint32_t size_y, char *message);
 /* Empties the list (keeping its memory) for clusters of size_x * size_y. */
 void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x,
                         uint32_t size_y);

@@ -493,13 +493,12 @@ START_TEST(clust_fixture_round_trip)
 }
 END_TEST
 
-/* 9x9 clusters of simulated frames round-trip, empty frames included;
- * a writer destroyed before finish leaves nothing; an unwritable path is
- * refused at once. */
-START_TEST(clust_round_trip_9x9)
+/* The clusters of size x size a finder trained on 2 simulated dark frames
+ * finds in the fixture's frames: some. */
+static cc_clusters *simulated_clusters(uint32_t size)
 {
     cc_config config = test_config(ROWS, COLS);
-    config.cluster_size_x = config.cluster_size_y = 9;
+    config.cluster_size_x = config.cluster_size_y = size;
     config.pedestal_frames = 2;
     cc_finder *finder = test_finder(&config);
     cc_simulator_config model = test_simulator_config(ROWS, COLS, 4, 0);
@@ -507,12 +506,95 @@ START_TEST(clust_round_trip_9x9)
     uint16_t dark[2 * ROWS * COLS];
     ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, 2, dark), CC_OK);
     ck_assert_int_eq(cc_finder_train(finder, dark, 2), CC_OK);
-    cc_clusters *clusters, *back;
+    cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    ck_assert_int_eq(cc_clusters_new(&back), CC_OK);
     ck_assert_int_eq(cc_finder_process(finder, frames, numbers, FRAMES,
                                        clusters), CC_OK);
     ck_assert_uint_gt(cc_clusters_total(clusters), 0);
+    cc_simulator_destroy(simulator);
+    cc_finder_destroy(finder);
+    return clusters;
+}
+
+/* Both lists hold the same frames: numbers, and clusters to the value. */
+static void assert_same_frames(const cc_clusters *a_list,
+                               const cc_clusters *b_list)
+{
+    ck_assert_uint_eq(cc_clusters_frame_count(b_list),
+                      cc_clusters_frame_count(a_list));
+    for (size_t i = 0; i < cc_clusters_frame_count(a_list); i++) {
+        cc_frame_clusters a, b;
+        cc_clusters_frame(a_list, i, &a);
+        cc_clusters_frame(b_list, i, &b);
+        size_t cells = (size_t)a.size_x * a.size_y;
+        ck_assert_uint_eq(a.frame_number, b.frame_number);
+        ck_assert_uint_eq(a.count, b.count);
+        ck_assert_uint_eq(b.size_x * b.size_y, cells);
+        ck_assert_mem_eq(a.x, b.x, a.count * sizeof *a.x);
+        ck_assert_mem_eq(a.y, b.y, a.count * sizeof *a.y);
+        ck_assert_mem_eq(a.values, b.values, a.count * cells * sizeof *a.values);
+    }
+}
+
+/* A list made frame by frame from a finder's views is that list again,
+ * dropped counts included; a frame of another size, a bad size or missing
+ * arrays are refused with the list unchanged. */
+START_TEST(clusters_appended_from_views)
+{
+    cc_clusters *found = simulated_clusters(3), *made;
+    ck_assert_int_eq(cc_clusters_new(&made), CC_OK);
+    char message[CC_MESSAGE_SIZE];
+    for (size_t i = 0; i < FRAMES; i++) {
+        cc_frame_clusters view;
+        cc_clusters_frame(found, i, &view);
+        view.dropped = (uint32_t)i; /* carried as given */
+        ck_assert_int_eq(cc_clusters_append_frame(made, &view, message), CC_OK);
+    }
+    assert_same_frames(found, made);
+    for (size_t i = 0; i < FRAMES; i++) {
+        cc_frame_clusters b;
+        cc_clusters_frame(made, i, &b);
+        ck_assert_uint_eq(b.dropped, i);
+    }
+    cc_frame_clusters bad;
+    cc_clusters_frame(found, 0, &bad);
+    bad.size_x = 5;
+    ck_assert_int_eq(cc_clusters_append_frame(made, &bad, message), CC_EINVAL);
+    ck_assert_str_eq(message, "the frame's clusters are 5 x 3, the list's 3 x 3");
+    bad.size_x = 4;
+    ck_assert_int_eq(cc_clusters_append_frame(made, &bad, message), CC_EINVAL);
+    ck_assert_str_eq(message, "cluster size 4 x 3 must be odd and 3..9 a side");
+    bad.size_x = 3;
+    bad.count = 2;
+    bad.values = NULL;
+    ck_assert_int_eq(cc_clusters_append_frame(made, &bad, message), CC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(message, "no arrays"));
+    ck_assert_int_eq(cc_clusters_append_frame(NULL, &bad, message), CC_EINVAL);
+    ck_assert_uint_eq(cc_clusters_frame_count(made), FRAMES);
+    ck_assert_uint_eq(cc_clusters_total(made), cc_clusters_total(found));
+    /* An empty frame needs no arrays; an empty list takes any size. */
+    cc_frame_clusters empty = {.frame_number = 99, .size_x = 5, .size_y = 7};
+    cc_clusters *fresh;
+    ck_assert_int_eq(cc_clusters_new(&fresh), CC_OK);
+    ck_assert_int_eq(cc_clusters_append_frame(fresh, &empty, message), CC_OK);
+    cc_frame_clusters back;
+    ck_assert_int_eq(cc_clusters_frame(fresh, 0, &back), CC_OK);
+    ck_assert_uint_eq(back.frame_number, 99);
+    ck_assert_uint_eq(back.count, 0);
+    ck_assert_uint_eq(back.size_y, 7);
+    cc_clusters_destroy(fresh);
+    cc_clusters_destroy(made);
+    cc_clusters_destroy(found);
+}
+END_TEST
+
+/* 9x9 clusters of simulated frames round-trip, empty frames included;
+ * a writer destroyed before finish leaves nothing; an unwritable path is
+ * refused at once. */
+START_TEST(clust_round_trip_9x9)
+{
+    cc_clusters *clusters = simulated_clusters(9), *back;
+    ck_assert_int_eq(cc_clusters_new(&back), CC_OK);
     char message[CC_MESSAGE_SIZE];
     const char *path = path_in("run.clust");
     cc_clust_writer *writer;
@@ -528,16 +610,7 @@ START_TEST(clust_round_trip_9x9)
     ck_assert_int_eq(cc_clust_reader_read(reader, 100, back, message), CC_OK);
     cc_clust_reader_close(reader);
     ck_assert_uint_eq(cc_clusters_frame_count(back), FRAMES);
-    for (size_t i = 0; i < FRAMES; i++) {
-        cc_frame_clusters a, b;
-        cc_clusters_frame(clusters, i, &a);
-        cc_clusters_frame(back, i, &b);
-        ck_assert_uint_eq(a.frame_number, b.frame_number);
-        ck_assert_uint_eq(a.count, b.count);
-        ck_assert_mem_eq(a.x, b.x, a.count * sizeof *a.x);
-        ck_assert_mem_eq(a.y, b.y, a.count * sizeof *a.y);
-        ck_assert_mem_eq(a.values, b.values, a.count * 81 * sizeof *a.values);
-    }
+    assert_same_frames(clusters, back);
     const char *abandoned = path_in("abandoned.clust");
     ck_assert_int_eq(cc_clust_writer_new(&writer, abandoned, message), CC_OK);
     ck_assert_int_eq(cc_clust_writer_write(writer, clusters, message), CC_OK);
@@ -550,8 +623,6 @@ START_TEST(clust_round_trip_9x9)
     ck_assert_ptr_nonnull(strstr(message, "/nonexistent/x.clust"));
     cc_clusters_destroy(clusters);
     cc_clusters_destroy(back);
-    cc_finder_destroy(finder);
-    cc_simulator_destroy(simulator);
 }
 END_TEST
 
@@ -633,6 +704,7 @@ Suite *suite_files(void)
     tcase_add_test(files, raw_master_json_is_strict);
     tcase_add_test(files, clust_fixture_round_trip);
     tcase_add_test(files, clust_round_trip_9x9);
+    tcase_add_test(files, clusters_appended_from_views);
     tcase_add_test(files, spectrum_and_hitmap_files);
     suite_add_tcase(suite, files);
     return suite;

@@ -144,13 +144,9 @@ int cc_clust_reader_open(cc_clust_reader **reader, const char *path,
     if (reader == NULL || path == NULL)
         return cc__message(message, CC_EINVAL, "reader and path are needed");
     *reader = NULL;
-    if (size_x % 2 == 0 || size_y % 2 == 0 || size_x < CC_CLUSTER_SIZE_MIN ||
-        size_y < CC_CLUSTER_SIZE_MIN || size_x > CC_CLUSTER_SIZE_MAX ||
-        size_y > CC_CLUSTER_SIZE_MAX)
-        return cc__message(message, CC_EINVAL,
-                           "cluster size %ux%u must be odd and %d..%d a side",
-                           (unsigned)size_x, (unsigned)size_y,
-                           CC_CLUSTER_SIZE_MIN, CC_CLUSTER_SIZE_MAX);
+    int rc = cc__cluster_size_check(size_x, size_y, message);
+    if (rc != CC_OK)
+        return rc;
     cc_clust_reader *made = calloc(1, sizeof *made);
     if (made == NULL || (made->path = strdup(path)) == NULL) {
         free(made);
@@ -158,8 +154,8 @@ int cc_clust_reader_open(cc_clust_reader **reader, const char *path,
     }
     made->file = fopen(path, "rb");
     if (made->file == NULL) {
-        int rc = cc__message(message, CC_EIO, "cannot open %s: %s", path,
-                             strerror(errno));
+        rc = cc__message(message, CC_EIO, "cannot open %s: %s", path,
+                         strerror(errno));
         cc_clust_reader_close(made);
         return rc;
     }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* clusters.c: growable per-batch cluster lists that keep their memory. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,62 @@ int cc_clusters_frame(const cc_clusters *clusters, size_t index,
         .y = arrays ? clusters->y + entry->first : NULL,
         .values = arrays ? clusters->values + entry->first * cells : NULL,
     };
+    return CC_OK;
+}
+
+int cc__cluster_size_check(uint32_t size_x, uint32_t size_y, char *message)
+{
+    bool valid = size_x % 2 == 1 && size_y % 2 == 1 &&
+                 size_x >= CC_CLUSTER_SIZE_MIN && size_y >= CC_CLUSTER_SIZE_MIN &&
+                 size_x <= CC_CLUSTER_SIZE_MAX && size_y <= CC_CLUSTER_SIZE_MAX;
+    return valid ? CC_OK
+                 : cc__message(message, CC_EINVAL,
+                               "cluster size %" PRIu32 " x %" PRIu32
+                               " must be odd and %d..%d a side",
+                               size_x, size_y, CC_CLUSTER_SIZE_MIN,
+                               CC_CLUSTER_SIZE_MAX);
+}
+
+int cc_clusters_append_frame(cc_clusters *clusters,
+                             const cc_frame_clusters *frame, char *message)
+{
+    if (clusters == NULL || frame == NULL)
+        return cc__message(message, CC_EINVAL, "a list and a frame are needed");
+    int rc = cc__cluster_size_check(frame->size_x, frame->size_y, message);
+    if (rc != CC_OK)
+        return rc;
+    if (clusters->n_frames > 0 && (frame->size_x != clusters->size_x ||
+                                   frame->size_y != clusters->size_y))
+        return cc__message(message, CC_EINVAL,
+                           "the frame's clusters are %" PRIu32 " x %" PRIu32
+                           ", the list's %" PRIu32 " x %" PRIu32,
+                           frame->size_x, frame->size_y, clusters->size_x,
+                           clusters->size_y);
+    if (frame->count > 0 &&
+        (frame->x == NULL || frame->y == NULL || frame->values == NULL))
+        return cc__message(message, CC_EINVAL,
+                           "%" PRIu32 " clusters to copy, and no arrays",
+                           frame->count);
+    if (clusters->n_frames == 0)
+        cc__clusters_clear(clusters, frame->size_x, frame->size_y);
+    /* Room first: a failure leaves the list as it was. */
+    if (cc__clusters_reserve(clusters, clusters->n_clusters + frame->count) !=
+            CC_OK ||
+        cc__clusters_begin_frame(clusters, frame->frame_number) != CC_OK)
+        return cc__message(message, CC_ENOMEM, "out of memory for %" PRIu32
+                                               " clusters", frame->count);
+    struct cc__frame_entry *entry = &clusters->frames[clusters->n_frames - 1];
+    if (frame->count > 0) {
+        size_t at = clusters->n_clusters;
+        size_t cells = (size_t)frame->size_x * frame->size_y;
+        memcpy(clusters->x + at, frame->x, frame->count * sizeof *frame->x);
+        memcpy(clusters->y + at, frame->y, frame->count * sizeof *frame->y);
+        memcpy(clusters->values + at * cells, frame->values,
+               frame->count * cells * sizeof *frame->values);
+    }
+    clusters->n_clusters += frame->count;
+    entry->count = frame->count;
+    entry->dropped = frame->dropped;
     return CC_OK;
 }
 

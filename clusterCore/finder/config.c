@@ -73,12 +73,6 @@ int cc_common_mode_region_map(const cc_config *config, uint32_t *region)
     return CC_OK;
 }
 
-static bool cluster_side_valid(uint32_t side)
-{
-    return side % 2 == 1 && side >= CC_CLUSTER_SIZE_MIN &&
-           side <= CC_CLUSTER_SIZE_MAX;
-}
-
 int cc_config_check(const cc_config *config, char *message)
 {
     if (config == NULL)
@@ -89,13 +83,10 @@ int cc_config_check(const cc_config *config, char *message)
                            "frame size %" PRIu32 " x %" PRIu32
                            " is outside 1..%u pixels a side",
                            config->rows, config->cols, CC_FRAME_SIDE_MAX);
-    if (!cluster_side_valid(config->cluster_size_x) ||
-        !cluster_side_valid(config->cluster_size_y))
-        return cc__message(message, CC_EINVAL,
-                           "cluster size %" PRIu32 " x %" PRIu32
-                           " must be odd and %d..%d a side",
-                           config->cluster_size_x, config->cluster_size_y,
-                           CC_CLUSTER_SIZE_MIN, CC_CLUSTER_SIZE_MAX);
+    int rc = cc__cluster_size_check(config->cluster_size_x,
+                                    config->cluster_size_y, message);
+    if (rc != CC_OK)
+        return rc;
     if (!(config->nsigma > 0.0) || !isfinite(config->nsigma))
         return cc__message(message, CC_EINVAL,
                            "nsigma %g must be a finite number above 0",

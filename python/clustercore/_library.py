@@ -184,6 +184,7 @@ PROTOTYPES = {
     "cc_clusters_frame_count": (c_size_t, [c_void_p]),
     "cc_clusters_total": (c_size_t, [c_void_p]),
     "cc_clusters_frame": (c_int, [c_void_p, c_size_t, P(FrameClusters)]),
+    "cc_clusters_append_frame": (c_int, [c_void_p, P(FrameClusters), c_char_p]),
     "cc_finder_new": (c_int, [pp, P(Config), c_char_p]),
     "cc_finder_destroy": (None, [c_void_p]),
     "cc_finder_last_error": (c_char_p, [c_void_p]),

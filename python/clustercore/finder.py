@@ -38,6 +38,14 @@ def cluster_dtype(size_x, size_y):
 FRAME_DTYPE = numpy.dtype([("frame", "<u8"), ("count", "<u4"), ("dropped", "<u4")])
 
 
+def _exact(values, kind, name):
+    """values as a contiguous array of kind, or ValueError if any changes."""
+    converted = numpy.ascontiguousarray(values, kind)
+    if not numpy.array_equal(converted, values):
+        raise ValueError("%s holds values that %s cannot hold" % (name, numpy.dtype(kind)))
+    return converted
+
+
 def _as_array(pointer, count, kind):
     return numpy.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(kind)), (count,))
 
@@ -78,6 +86,51 @@ class Clusters(C.Owned):
         for index, view in enumerate(self._frames()):
             out[index] = (view.frame_number, view.count, view.dropped)
         return out
+
+    @classmethod
+    def from_array(cls, records, frames=None):
+        """A list made from clusters found elsewhere (another program's, a
+        selection of a finder's), for the analyses: records with fields
+        frame, x, y and data (n, size_y, size_x), as array() gives them
+        (aare's ClusterVector records after a frame number). Each run of
+        records with one frame number is a frame, in the order given; or
+        frames (frame, count, dropped, as frames() gives them) names the
+        frames, empty ones and dropped counts included. So
+        Clusters.from_array(c.array(), c.frames()) is c again. ValueError
+        for records that do not fit; the library refuses sizes it lacks."""
+        records = numpy.asarray(records)
+        names = records.dtype.names or ()
+        if not {"frame", "x", "y", "data"} <= set(names) or records.ndim != 1 \
+                or records.dtype["data"].ndim != 2:
+            raise ValueError("records need fields frame, x, y and data (size_y, size_x), "
+                             "one a cluster (cluster_dtype), not %s" % (records.dtype,))
+        size_y, size_x = records.dtype["data"].shape
+        x, y = (_exact(records[name], numpy.uint16, name) for name in ("x", "y"))
+        values = _exact(records["data"], numpy.int32, "data")
+        numbers = _exact(records["frame"], numpy.uint64, "frame")
+        if frames is None:
+            starts = numpy.flatnonzero(numpy.diff(numbers, prepend=numbers[:1] + 1))
+            counts = numpy.diff(numpy.append(starts, len(numbers)))
+            frames = numpy.zeros(len(starts), FRAME_DTYPE)
+            frames["frame"], frames["count"] = numbers[starts], counts
+        frames = numpy.asarray(frames)
+        if int(frames["count"].sum()) != len(records) or not numpy.array_equal(
+                numpy.repeat(frames["frame"], frames["count"]), numbers):
+            raise ValueError("frames (%d clusters) do not describe the records (%d): their "
+                             "counts and frame numbers must match the records, in order"
+                             % (int(frames["count"].sum()), len(records)))
+        made = cls()
+        view, at = C.FrameClusters(), 0
+        for frame in frames:
+            count = int(frame["count"])
+            view.frame_number, view.count = int(frame["frame"]), count
+            view.dropped, view.size_x, view.size_y = int(frame["dropped"]), size_x, size_y
+            view.x = x[at:].ctypes.data_as(ctypes.POINTER(ctypes.c_uint16))
+            view.y = y[at:].ctypes.data_as(ctypes.POINTER(ctypes.c_uint16))
+            view.values = values[at:].ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+            C.call(made._lib.cc_clusters_append_frame, made.handle, ctypes.byref(view))
+            at += count
+        return made
 
     def array(self):
         """Every cluster as one structured array of cluster_dtype, frame

@@ -109,6 +109,45 @@ def test_cluster_records_are_aares(trained):
                              per_frame["frame"][per_frame["count"] > 0])
 
 
+def test_a_list_made_from_records(trained, tmp_path):
+    """Clusters.from_array: the records and frames of a list make that list
+    again, for every analysis; records alone make a frame of each run of
+    one frame number; records that do not fit are refused."""
+    clusters = clusters_of(trained, trained[0].frames(6))
+    table, frames = clusters.array(), clusters.frames()
+    frames["dropped"][2] = 4
+    made = clustercore.Clusters.from_array(table, frames)
+    assert numpy.array_equal(made.array(), table)
+    assert numpy.array_equal(made.frames(), frames)
+    spectra = [clustercore.Spectrum(100, 0, 2000) for _ in range(2)]
+    for spectrum, source in zip(spectra, (clusters, made)):
+        spectrum.add(source)
+    assert numpy.array_equal(spectra[0].counts, spectra[1].counts)
+    ours = tmp_path / "made.clust"
+    writer = clustercore.ClustWriter(ours)
+    writer.write(made)
+    writer.finish()
+    assert numpy.array_equal(clustercore.read_clust(ours, 3), table)
+    # A selection, by records alone: the frames with clusters, in order.
+    chosen = table[table["data"].sum(axis=(1, 2)) > 500]
+    alone = clustercore.Clusters.from_array(chosen)
+    assert numpy.array_equal(alone.array(), chosen)
+    assert list(alone.frames()["frame"]) == list(numpy.unique(chosen["frame"]))
+    assert len(clustercore.Clusters.from_array(table[:0])) == 0
+    with pytest.raises(ValueError, match="fields frame, x, y and data"):
+        clustercore.Clusters.from_array(numpy.zeros(3))
+    signed = table.astype([("frame", "<u8"), ("x", "<i4"), ("y", "<u2"),
+                           ("data", "<i4", (3, 3))])
+    signed["x"][0] = -1  # as uint16 it would become 65535
+    with pytest.raises(ValueError, match="x holds values"):
+        clustercore.Clusters.from_array(signed)
+    with pytest.raises(ValueError, match="do not describe the records"):
+        clustercore.Clusters.from_array(table, frames[1:])
+    wide = numpy.zeros(2, clustercore.cluster_dtype(4, 3))
+    with pytest.raises(clustercore.ClusterCoreError, match="cluster size 4 x 3 must be odd"):
+        clustercore.Clusters.from_array(wide)
+
+
 def test_bad_input_raises_with_the_reason(trained, tmp_path):
     simulator, finder, _ = trained
     frames = simulator.frames(2)
