@@ -14,9 +14,10 @@ relative to the file; # starts a comment). submit sends one Slurm job
 array task per run not yet finished, each running clusterfind with the
 settings into OUT/runs/NAME/, and a reduce job after the array that sums
 the finished runs' spectra, hit maps and images into OUT/total/ with a
-manifest. Submitting again skips the finished runs: a failed run is
-resubmitted alone. Needs numpy; no libclustercore (clusterfind does the
-work)."""
+manifest, and fits the summed spectrum's line as clusterfind fits a
+run's. Submitting again skips the finished runs: a failed run is
+resubmitted alone. Needs numpy, and libclustercore for the fit
+(clusterfind does the rest)."""
 import argparse
 import datetime
 import json
@@ -327,6 +328,27 @@ def _version(clusterfind):
         return "unknown (%s)" % error
 
 
+def _fit_line(spectrum, settings):
+    """The summed spectrum's line, fitted as clusterfind fits a run's (the
+    bins whose centres lie in --peak-range, else around the highest bin):
+    {"peak": {name: value}} in the spectrum file's '# peak:' names, or
+    {"not_fitted": why}."""
+    from . import analysis  # libclustercore: the fit is the library's own
+
+    low, high = 0.0, 0.0
+    given = _setting_value(settings, "--peak-range")
+    if given is not None:
+        low, high = (float(edge) for edge in given.split(":"))
+    centres = 0.5 * (spectrum.edges[:-1] + spectrum.edges[1:])
+    try:
+        peak = analysis.fit_peak(spectrum.counts, centres, low, high)
+    except ImportError as error:  # no libclustercore: it says where it looked
+        return {"not_fitted": str(error)}
+    if peak is None:
+        return {"not_fitted": "no line converged in the range fitted"}
+    return {"peak": peak._asdict()}
+
+
 def reduce(out):
     """Sums the finished runs into OUT/total/ and writes its manifest.
     Exit 0 when every run finished, 3 when the totals lack some."""
@@ -354,9 +376,12 @@ def reduce(out):
                     sums[kind] = sums.get(kind, 0) + counts.astype(numpy.uint64)
         listed.append(entry)
     done = [e for e in listed if e["state"] in ("finished", "damaged")]
+    line = None
     if spectra:
+        summed = outputs.sum_spectra(spectra)
+        line = _fit_line(summed, beamtime["settings"])
         outputs.write_spectrum(os.path.join(total_dir, outputs.RUN_FILES["spectrum"]),
-                               outputs.sum_spectra(spectra))
+                               summed._replace(peak=line.get("peak")))
     for kind, counts in sums.items():
         outputs.save_npy(os.path.join(total_dir, outputs.RUN_FILES[kind]), counts)
     manifest = {
@@ -369,10 +394,15 @@ def reduce(out):
                    "clusters": sum(e["clusters"] for e in done),
                    "dropped": sum(e["dropped"] for e in done),
                    "files": sorted(os.path.basename(p) for p in os.listdir(total_dir)
-                                   if p != "manifest.json")},
+                                   if p != "manifest.json"),
+                   "line": line},
         "failures": [e["name"] for e in listed if e["state"] not in ("finished", "damaged")]}
     _write_json(os.path.join(total_dir, "manifest.json"), manifest)
     print("totals of %d of %d runs in %s" % (len(done), len(listed), total_dir))
+    if line is not None:
+        print("the summed spectrum's line: %s" % (
+            "position %.6g, sigma %.6g" % (line["peak"]["position"], line["peak"]["sigma"])
+            if "peak" in line else line["not_fitted"]))
     if manifest["failures"]:
         print("not in the totals: %s (submit again to redo them)"
               % ", ".join(manifest["failures"]))

@@ -14,6 +14,10 @@ __all__ = ["SpectrumData", "read_spectrum", "write_spectrum", "save_npy", "write
 RUN_FILES = {"spectrum": "spectrum.csv", "hitmap": "hitmap.npy", "counts": "counts.npy",
              "image": "image.npy", "noise": "noise.npy"}
 
+# The '# peak:' line's values, in its order (cc_peak's fields).
+PEAK_NAMES = ("position", "sigma", "fwhm", "resolution", "counts", "background",
+              "background_slope", "chi2_per_dof", "low", "high", "bins")
+
 SpectrumData = collections.namedtuple("SpectrumData", "edges counts underflow overflow peak")
 SpectrumData.__doc__ = """A spectrum as clusterfind writes it: bins + 1 edges
 (ADU), counts (uint64), underflow, overflow, and the fitted line (a dict
@@ -58,15 +62,19 @@ def read_spectrum(path):
 
 
 def write_spectrum(path, spectrum):
-    """Writes a spectrum in clusterfind's CSV (a fitted line, if any, is
-    not written: it belongs to the counts it was fitted to), under a
-    temporary name renamed when complete."""
+    """Writes a spectrum in clusterfind's CSV, its fitted line (a dict of
+    the '# peak:' names, fitted to these counts) last when it has one,
+    under a temporary name renamed when complete."""
     edges = spectrum.edges
     lines = ["low,high,count"]
     lines += ["%.17g,%.17g,%d" % (edges[i], edges[i + 1], n)
               for i, n in enumerate(spectrum.counts)]
     lines += ["-inf,%.17g,%d" % (edges[0], spectrum.underflow),
               "%.17g,inf,%d" % (edges[-1], spectrum.overflow)]
+    if spectrum.peak is not None:
+        lines.append("# peak: " + " ".join(
+            "%s=%d" % (name, spectrum.peak[name]) if name == "bins" else
+            "%s=%.17g" % (name, spectrum.peak[name]) for name in PEAK_NAMES))
     write_atomically(path, lambda f: f.write(("\n".join(lines) + "\n").encode()))
 
 
