@@ -133,6 +133,8 @@ void NDPluginClusterCUDA::processHeld()
     getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
     Job job;
     int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
+    frameRows_ = rows;
+    frameCols_ = cols;
     job.config = wantedConfig(rows, cols);
     getIntegerParam(ClusterMaxClusters, &job.maxClusters);
     getIntegerParam(ClusterSpectrumEnergy, &job.energy);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * NDPluginClusterCUDA.cpp: the plugin's parameters, its PV writes and the
- * NDPluginDriver callbacks. The batch pipeline behind processCallbacks is
- * in NDClusterCUDAPipeline.cpp, the output arrays in NDClusterCUDAOutputs.cpp.
+ * NDPluginClusterCUDA.cpp: the plugin's parameters and the NDPluginDriver
+ * callbacks (arrays in, PV writes). The checks a write passes are in
+ * NDClusterCUDASettings.cpp, the pedestal and mask commands in
+ * NDClusterCUDAPedestal.cpp, the batch pipeline behind processCallbacks in
+ * NDClusterCUDAPipeline.cpp, the output arrays in NDClusterCUDAOutputs.cpp,
+ * the IOC shell command in NDClusterCUDARegister.cpp.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,9 +13,6 @@
 #include <string.h>
 
 #include <cmath>
-
-#include <epicsExport.h>
-#include <iocsh.h>
 
 #include "NDPluginClusterCUDA.h"
 
@@ -45,8 +45,8 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
       outputThreads_((unsigned)outputThreads),
       batchSlots_(2 * outputThreads_ + 2), handedOver_(0), found_(0),
       published_(0), threadsMissing_(false), output0Delay_(0),
-      rows_(0), cols_(0), settingsChanged_(true), spectrumChanged_(true),
-      windowChanged_(true),
+      rows_(0), cols_(0), frameRows_(0), frameCols_(0),
+      settingsChanged_(true), spectrumChanged_(true), windowChanged_(true),
       spectrumCounts_(NULL),
       spectrumCentres_(NULL), rms_(NULL), mean_(NULL),
       unpublished_(false), imageUnpublished_(false), publishWanted_(false),
@@ -66,202 +66,108 @@ NDPluginClusterCUDA::NDPluginClusterCUDA(const char *portName, int queueSize,
         asynParamType type;
         int NDPluginClusterCUDA::*index;
     } parameters[] = {
-        {ClusterNSigmaString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterNSigma},
-        {ClusterNumStreamsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterNumStreams},
-        {ClusterMaxClustersString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterMaxClusters},
-        {ClusterMaxBatchString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterMaxBatch},
-        {ClusterLastBatchString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterLastBatch},
-        {ClusterSizeXString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSizeX},
-        {ClusterSizeYString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSizeY},
-        {ClusterPedestalFramesString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterPedestalFrames},
-        {ClusterResetPedestalString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterResetPedestal},
-        {ClusterFrameModeString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterFrameMode},
-        {ClusterDetectorModeString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterDetectorMode},
-        {ClusterAnalogFramesString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterAnalogFrames},
-        {ClusterPedestalStateString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterPedestalState},
-        {ClusterPedestalCountString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterPedestalCount},
-        {ClusterSavePedestalString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSavePedestal},
-        {ClusterLoadPedestalString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterLoadPedestal},
-        {ClusterPedestalFileString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterPedestalFile},
-        {ClusterLoadFilesAtStartString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterLoadFilesAtStart},
-        {ClusterBackendString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterBackend},
-        {ClusterBackendInUseString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterBackendInUse},
-        {ClusterPrecisionString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterPrecision},
-        {ClusterAdcMaskString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterAdcMask},
-        {ClusterNumClustersString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterNumClusters},
-        {ClusterTotalClustersString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterTotalClusters},
-        {ClusterDroppedClustersString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterDroppedClusters},
-        {ClusterNoiseMeanString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterNoiseMean},
-        {ClusterMaskFileString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterMaskFile},
-        {ClusterLoadMaskString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterLoadMask},
-        {ClusterAutoMaskFactorString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterAutoMaskFactor},
-        {ClusterMaskedPixelsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterMaskedPixels},
-        {ClusterFinderTimeString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterFinderTime},
-        {ClusterBadArraysString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterBadArrays},
-        {ClusterStatusMessageString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterStatusMessage},
-        {ClusterSpectrumEnergyString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSpectrumEnergy},
-        {ClusterSpectrumBinsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSpectrumBins},
-        {ClusterSpectrumMinString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterSpectrumMin},
-        {ClusterSpectrumMaxString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterSpectrumMax},
-        {ClusterSpectrumPeriodString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterSpectrumPeriod},
-        {ClusterSpectrumString, asynParamFloat64Array,
-         &NDPluginClusterCUDA::ClusterSpectrum},
-        {ClusterSpectrumXString, asynParamFloat64Array,
-         &NDPluginClusterCUDA::ClusterSpectrumX},
-        {ClusterSpectrumResetString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSpectrumReset},
-        {ClusterPeakLowString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterPeakLow},
-        {ClusterPeakHighString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterPeakHigh},
-        {ClusterPeakFittedString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterPeakFitted},
-        {ClusterHitMapResetString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterHitMapReset},
-        {ClusterWindowEnableString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterWindowEnable},
-        {ClusterWindowLowString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterWindowLow},
-        {ClusterWindowHighString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterWindowHigh},
-        {ClusterOutsideWindowString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterOutsideWindow},
-        {ClusterPublishString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterPublish},
-        {ClusterPublicationsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterPublications},
-        {ClusterAduPerKeVString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterAduPerKeV},
-        {ClusterWindowLowKeVString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterWindowLowKeV},
-        {ClusterWindowHighKeVString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterWindowHighKeV},
-        {ClusterSpectrumAxisString, asynParamFloat64Array,
-         &NDPluginClusterCUDA::ClusterSpectrumAxis},
-        {ClusterSpectrumAxisUnitString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterSpectrumAxisUnit},
-        {ClusterPeakPositionKeVString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterPeakPositionKeV},
-        {ClusterPeakFWHMKeVString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterPeakFWHMKeV},
-        {ClusterEtaModeString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterEtaMode},
-        {ClusterEtaFunctionString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterEtaFunction},
-        {ClusterEtaBinsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterEtaBins},
-        {ClusterEtaFileString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterEtaFile},
-        {ClusterSaveEtaString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSaveEta},
-        {ClusterLoadEtaString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterLoadEta},
-        {ClusterEtaCalibrationString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterEtaCalibration},
-        {ClusterCalibrationPhotonsString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterCalibrationPhotons},
-        {ClusterSubpixelsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSubpixels},
-        {ClusterImageResetString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterImageReset},
-        {ClusterImagedPhotonsString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterImagedPhotons},
-        {ClusterImageUninterpolableString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterImageUninterpolable},
-        {ClusterImageClippedString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterImageClipped},
-        {ClusterImageOutsideString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterImageOutside},
-        {ClusterImageFlatnessString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterImageFlatness},
-        {ClusterCommonModeString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterCommonMode},
-        {ClusterCommonModeRegionsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterCommonModeRegions},
-        {ClusterCommonModeNowString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterCommonModeNow},
-        {ClusterCommonModeRmsString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterCommonModeRms},
-        {ClusterCommonModeUnestimatedString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterCommonModeUnestimated},
-        {ClusterCommonModeLastString, asynParamFloat64Array,
-         &NDPluginClusterCUDA::ClusterCommonModeLast},
-        {ClusterGainModeString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainMode},
-        {ClusterGainMapFileString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterGainMapFile},
-        {ClusterGainUnitString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainUnit},
-        {ClusterLoadGainMapString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterLoadGainMap},
-        {ClusterSaveGainMapString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterSaveGainMap},
-        {ClusterGainMapInUseString, asynParamOctet,
-         &NDPluginClusterCUDA::ClusterGainMapInUse},
-        {ClusterGainCalLowString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterGainCalLow},
-        {ClusterGainCalHighString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterGainCalHigh},
-        {ClusterGainCalBinsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainCalBins},
-        {ClusterGainCalEventsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainCalEvents},
-        {ClusterGainCalMinPhotonsString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainCalMinPhotons},
-        {ClusterGainLineEnergyString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterGainLineEnergy},
-        {ClusterGainMaskFlaggedString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainMaskFlagged},
-        {ClusterGainCalPhotonsString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterGainCalPhotons},
-        {ClusterGainCalOutsideString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterGainCalOutside},
-        {ClusterGainCalGoodString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainCalGood},
-        {ClusterGainCalFewString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainCalFew},
-        {ClusterGainCalFailedString, asynParamInt32,
-         &NDPluginClusterCUDA::ClusterGainCalFailed},
-        {ClusterGainCalSpreadString, asynParamFloat64,
-         &NDPluginClusterCUDA::ClusterGainCalSpread},
+/* The asyn name ClusterNAMEString, its type, the index ClusterNAME. */
+#define PARAMETER(NAME, type)                                                  \
+    {Cluster##NAME##String, type, &NDPluginClusterCUDA::Cluster##NAME}
+        PARAMETER(NSigma, asynParamFloat64),
+        PARAMETER(NumStreams, asynParamInt32),
+        PARAMETER(MaxClusters, asynParamInt32),
+        PARAMETER(MaxBatch, asynParamInt32),
+        PARAMETER(LastBatch, asynParamInt32),
+        PARAMETER(SizeX, asynParamInt32),
+        PARAMETER(SizeY, asynParamInt32),
+        PARAMETER(PedestalFrames, asynParamInt32),
+        PARAMETER(ResetPedestal, asynParamInt32),
+        PARAMETER(FrameMode, asynParamInt32),
+        PARAMETER(DetectorMode, asynParamInt32),
+        PARAMETER(AnalogFrames, asynParamFloat64),
+        PARAMETER(PedestalState, asynParamInt32),
+        PARAMETER(PedestalCount, asynParamInt32),
+        PARAMETER(SavePedestal, asynParamInt32),
+        PARAMETER(LoadPedestal, asynParamInt32),
+        PARAMETER(PedestalFile, asynParamOctet),
+        PARAMETER(LoadFilesAtStart, asynParamInt32),
+        PARAMETER(Backend, asynParamInt32),
+        PARAMETER(BackendInUse, asynParamOctet),
+        PARAMETER(Precision, asynParamInt32),
+        PARAMETER(AdcMask, asynParamInt32),
+        PARAMETER(NumClusters, asynParamInt32),
+        PARAMETER(TotalClusters, asynParamFloat64),
+        PARAMETER(DroppedClusters, asynParamFloat64),
+        PARAMETER(NoiseMean, asynParamFloat64),
+        PARAMETER(MaskFile, asynParamOctet),
+        PARAMETER(LoadMask, asynParamInt32),
+        PARAMETER(AutoMaskFactor, asynParamFloat64),
+        PARAMETER(MaskedPixels, asynParamInt32),
+        PARAMETER(FinderTime, asynParamFloat64),
+        PARAMETER(BadArrays, asynParamInt32),
+        PARAMETER(StatusMessage, asynParamOctet),
+        PARAMETER(SpectrumEnergy, asynParamInt32),
+        PARAMETER(SpectrumBins, asynParamInt32),
+        PARAMETER(SpectrumMin, asynParamFloat64),
+        PARAMETER(SpectrumMax, asynParamFloat64),
+        PARAMETER(SpectrumPeriod, asynParamFloat64),
+        PARAMETER(Spectrum, asynParamFloat64Array),
+        PARAMETER(SpectrumX, asynParamFloat64Array),
+        PARAMETER(SpectrumReset, asynParamInt32),
+        PARAMETER(PeakLow, asynParamFloat64),
+        PARAMETER(PeakHigh, asynParamFloat64),
+        PARAMETER(PeakFitted, asynParamInt32),
+        PARAMETER(HitMapReset, asynParamInt32),
+        PARAMETER(WindowEnable, asynParamInt32),
+        PARAMETER(WindowLow, asynParamFloat64),
+        PARAMETER(WindowHigh, asynParamFloat64),
+        PARAMETER(OutsideWindow, asynParamFloat64),
+        PARAMETER(Publish, asynParamInt32),
+        PARAMETER(Publications, asynParamInt32),
+        PARAMETER(AduPerKeV, asynParamFloat64),
+        PARAMETER(WindowLowKeV, asynParamFloat64),
+        PARAMETER(WindowHighKeV, asynParamFloat64),
+        PARAMETER(SpectrumAxis, asynParamFloat64Array),
+        PARAMETER(SpectrumAxisUnit, asynParamOctet),
+        PARAMETER(PeakPositionKeV, asynParamFloat64),
+        PARAMETER(PeakFWHMKeV, asynParamFloat64),
+        PARAMETER(EtaMode, asynParamInt32),
+        PARAMETER(EtaFunction, asynParamInt32),
+        PARAMETER(EtaBins, asynParamInt32),
+        PARAMETER(EtaFile, asynParamOctet),
+        PARAMETER(SaveEta, asynParamInt32),
+        PARAMETER(LoadEta, asynParamInt32),
+        PARAMETER(EtaCalibration, asynParamOctet),
+        PARAMETER(CalibrationPhotons, asynParamFloat64),
+        PARAMETER(Subpixels, asynParamInt32),
+        PARAMETER(ImageReset, asynParamInt32),
+        PARAMETER(ImagedPhotons, asynParamFloat64),
+        PARAMETER(ImageUninterpolable, asynParamFloat64),
+        PARAMETER(ImageClipped, asynParamFloat64),
+        PARAMETER(ImageOutside, asynParamFloat64),
+        PARAMETER(ImageFlatness, asynParamFloat64),
+        PARAMETER(CommonMode, asynParamInt32),
+        PARAMETER(CommonModeRegions, asynParamInt32),
+        PARAMETER(CommonModeNow, asynParamFloat64),
+        PARAMETER(CommonModeRms, asynParamFloat64),
+        PARAMETER(CommonModeUnestimated, asynParamFloat64),
+        PARAMETER(CommonModeLast, asynParamFloat64Array),
+        PARAMETER(GainMode, asynParamInt32),
+        PARAMETER(GainMapFile, asynParamOctet),
+        PARAMETER(GainUnit, asynParamInt32),
+        PARAMETER(LoadGainMap, asynParamInt32),
+        PARAMETER(SaveGainMap, asynParamInt32),
+        PARAMETER(GainMapInUse, asynParamOctet),
+        PARAMETER(GainCalLow, asynParamFloat64),
+        PARAMETER(GainCalHigh, asynParamFloat64),
+        PARAMETER(GainCalBins, asynParamInt32),
+        PARAMETER(GainCalEvents, asynParamInt32),
+        PARAMETER(GainCalMinPhotons, asynParamInt32),
+        PARAMETER(GainLineEnergy, asynParamFloat64),
+        PARAMETER(GainMaskFlagged, asynParamInt32),
+        PARAMETER(GainCalPhotons, asynParamFloat64),
+        PARAMETER(GainCalOutside, asynParamFloat64),
+        PARAMETER(GainCalGood, asynParamInt32),
+        PARAMETER(GainCalFew, asynParamInt32),
+        PARAMETER(GainCalFailed, asynParamInt32),
+        PARAMETER(GainCalSpread, asynParamFloat64),
+#undef PARAMETER
     };
     for (size_t i = 0; i < sizeof parameters / sizeof parameters[0]; i++)
         createParam(parameters[i].name, parameters[i].type,
@@ -412,41 +318,6 @@ void NDPluginClusterCUDA::setStatus(const char *format, ...)
     setStringParam(ClusterStatusMessage, message);
 }
 
-/* The finder's configuration as the PVs say now (port locked). */
-cc_config NDPluginClusterCUDA::wantedConfig(int rows, int cols)
-{
-    static const cc_backend backends[] = {CC_BACKEND_AUTO, CC_BACKEND_CUDA,
-                                          CC_BACKEND_CPU};
-    cc_config config;
-    cc_config_init(&config);
-    int value;
-    config.rows = (uint32_t)rows;
-    config.cols = (uint32_t)cols;
-    getDoubleParam(ClusterNSigma, &config.nsigma);
-    getIntegerParam(ClusterNumStreams, &value);
-    config.streams = (uint32_t)value;
-    getIntegerParam(ClusterMaxClusters, &value);
-    config.max_clusters = (uint32_t)value;
-    getIntegerParam(ClusterSizeX, &value);
-    config.cluster_size_x = (uint32_t)value;
-    getIntegerParam(ClusterSizeY, &value);
-    config.cluster_size_y = (uint32_t)value;
-    getIntegerParam(ClusterPedestalFrames, &value);
-    config.pedestal_frames = (uint32_t)value;
-    getIntegerParam(ClusterBackend, &value);
-    config.backend = value >= 0 && value <= 2 ? backends[value]
-                                              : (cc_backend)value;
-    getIntegerParam(ClusterPrecision, &value);
-    config.precision = (cc_precision)value;
-    getIntegerParam(ClusterAdcMask, &value);
-    config.adc_mask = (uint16_t)value;
-    getDoubleParam(ClusterAutoMaskFactor, &config.mask_rms_factor);
-    getIntegerParam(ClusterCommonMode, &value);
-    config.common_mode = (cc_common_mode)value;
-    config.threads = 0; /* the CPU backend uses every CPU */
-    return config;
-}
-
 void NDPluginClusterCUDA::refuse(NDArray *pArray, const char *why)
 {
     int bad;
@@ -494,151 +365,6 @@ void NDPluginClusterCUDA::processCallbacks(NDArray *pArray)
     if (moreQueued && held_.size() < (size_t)maxBatch)
         return;
     processHeld();
-}
-
-/* The mask from a .npy file, or none for an empty path (finder lock
- * held, finder made); what to tell the user goes into message
- * (NDCC_MESSAGE_SIZE bytes), as the port may not be locked. */
-int NDPluginClusterCUDA::loadMask(const char *path, char *message)
-{
-    int rc = path[0] != '\0' ? cc_finder_load_mask(finder_, path)
-                              : cc_finder_set_mask(finder_, NULL);
-    if (rc != CC_OK)
-        snprintf(message, NDCC_MESSAGE_SIZE, "%s; the mask in force is kept",
-                 cc_finder_last_error(finder_));
-    else if (path[0] != '\0')
-        snprintf(message, NDCC_MESSAGE_SIZE, "mask loaded from %s", path);
-    else
-        snprintf(message, NDCC_MESSAGE_SIZE,
-                 "MaskFile empty: the user's mask is cleared");
-    return rc;
-}
-
-/* Reset, save or load the pedestal, or load the mask (port locked). */
-void NDPluginClusterCUDA::pedestalCommand(int function)
-{
-    char path[512];
-    getStringParam(function == ClusterLoadMask ? ClusterMaskFile
-                                               : ClusterPedestalFile,
-                   sizeof path, path);
-    finderLock_.lock();
-    if (finder_ == NULL && function == ClusterLoadPedestal) {
-        pendingLoad_ = true;
-        setStatus("pedestal from %s will be loaded at the first frame", path);
-    } else if (finder_ == NULL && function == ClusterLoadMask) {
-        pendingMask_ = true;
-        setStatus("mask from %s will be loaded at the first frame", path);
-    } else if (function == ClusterLoadMask) {
-        char message[NDCC_MESSAGE_SIZE];
-        loadMask(path, message);
-        setStatus("%s", message);
-    } else if (finder_ == NULL) {
-        setStatus("no frame seen yet: the frame size, and so the pedestal, "
-                  "is not known");
-    } else if (function == ClusterResetPedestal) {
-        cc_finder_reset(finder_);
-        snprintf(trainingNote_, sizeof trainingNote_, " (reset by the user)");
-        setStatus("pedestal reset: training on the next dark frames");
-    } else {
-        int rc = function == ClusterSavePedestal
-                     ? cc_finder_save_pedestal(finder_, path)
-                     : cc_finder_load_pedestal(finder_, path);
-        if (rc != CC_OK)
-            setStatus("%s", cc_finder_last_error(finder_));
-        else
-            setStatus("pedestal %s %s",
-                      function == ClusterSavePedestal ? "saved to"
-                                                      : "loaded from",
-                      path);
-    }
-    cc_finder_stats stats;
-    if (finder_ != NULL && cc_finder_get_stats(finder_, &stats) == CC_OK) {
-        setIntegerParam(ClusterPedestalState, stats.state);
-        setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
-        setIntegerParam(ClusterMaskedPixels, (int)stats.masked_pixels);
-    }
-    finderLock_.unlock();
-}
-
-/* Refuses a PV write: the setting keeps its value, StatusMessage and the
- * client's error say why (port locked). */
-asynStatus NDPluginClusterCUDA::refuseWrite(asynUser *pasynUser,
-                                            const char *format, ...)
-{
-    char message[NDCC_MESSAGE_SIZE];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    setStatus("%s", message);
-    callParamCallbacks();
-    epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
-                  "%s: %s", driverName, message);
-    return asynError;
-}
-
-/* Refuses a window that is empty or not finite; the window moves with the
- * spectrum's energy. */
-asynStatus NDPluginClusterCUDA::checkWindow(asynUser *pasynUser, int function,
-                                            double value)
-{
-    double low, high;
-    getDoubleParam(ClusterWindowLow, &low);
-    getDoubleParam(ClusterWindowHigh, &high);
-    const double held = function == ClusterWindowLow ? low : high;
-    if (function == ClusterWindowLow)
-        low = value;
-    else if (function == ClusterWindowHigh)
-        high = value;
-    cc_energy_window window = {CC_ENERGY_SUM, low, high};
-    char message[NDCC_MESSAGE_SIZE];
-    if (cc_energy_window_check(&window, message) != CC_OK)
-        return refuseWrite(pasynUser, "%s (to move the window up, set "
-                                      "WindowHigh first)",
-                           message);
-    /* The same value again changes nothing: the counting image goes on. */
-    if (value != held)
-        windowChanged_ = true;
-    return asynSuccess;
-}
-
-/* Takes a spectrum setting (function, to value) only when the core can
- * make the spectrum it gives with the others, so that a batch never meets
- * one it cannot; else refuses the write (port locked). */
-asynStatus NDPluginClusterCUDA::checkSpectrum(asynUser *pasynUser,
-                                              int function, double value)
-{
-    int energy, bins;
-    double min, max;
-    getIntegerParam(ClusterSpectrumEnergy, &energy);
-    getIntegerParam(ClusterSpectrumBins, &bins);
-    getDoubleParam(ClusterSpectrumMin, &min);
-    getDoubleParam(ClusterSpectrumMax, &max);
-    const int heldEnergy = energy, heldBins = bins;
-    const double heldMin = min, heldMax = max;
-    if (function == ClusterSpectrumEnergy)
-        energy = (int)value;
-    else if (function == ClusterSpectrumBins)
-        bins = (int)value;
-    else if (function == ClusterSpectrumMin)
-        min = value;
-    else
-        max = value;
-    if ((energy != CC_ENERGY_SUM && energy != CC_ENERGY_SUM2X2) || bins < 1 ||
-        bins > (1 << 24) || !std::isfinite(min) || !std::isfinite(max) ||
-        !(min < max))
-        return refuseWrite(pasynUser,
-                           "spectrum refused: %d bins of energy %d on [%g, "
-                           "%g) ADU; it takes 1 to %d bins of Sum (0) or "
-                           "Sum2x2 (1), SpectrumMin below SpectrumMax (to "
-                           "move the range up, set SpectrumMax first)",
-                           bins, energy, min, max, 1 << 24);
-    /* The same settings again keep the spectrum (an mbbo given a state
-     * it lacks writes state 0's value). */
-    if (energy != heldEnergy || bins != heldBins || min != heldMin ||
-        max != heldMax)
-        spectrumChanged_ = true;
-    return asynSuccess;
 }
 
 asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
@@ -733,30 +459,9 @@ asynStatus NDPluginClusterCUDA::writeInt32(asynUser *pasynUser,
             return refuseWrite(pasynUser, "MaxBatch %d must be 1 to %d", value,
                                maxBatchLimit);
     } else {
-        /* A finder setting: check it against the rest before taking it
-         * (rows_ and cols_ belong to the finder lock). */
-        int held;
-        getIntegerParam(function, &held);
-        setIntegerParam(function, value);
-        finderLock_.lock();
-        int rows = rows_ > 0 ? rows_ : 400, cols = cols_ > 0 ? cols_ : 400;
-        finderLock_.unlock();
-        cc_config config = wantedConfig(rows, cols);
-        char message[NDCC_MESSAGE_SIZE];
-        /* MaxClusters sizes every output array: no frame has more
-         * clusters than pixels (tied maxima each emit one). */
-        bool badMax = function == ClusterMaxClusters &&
-                      (value < 1 || (double)value > (double)rows * cols);
-        if (badMax || cc_config_check(&config, message) != CC_OK) {
-            setIntegerParam(function, held);
-            if (badMax)
-                snprintf(message, sizeof message,
-                         "MaxClusters %d must be 1 to %d, the pixels of a "
-                         "frame: it sizes the output",
-                         value, rows * cols);
-            return refuseWrite(pasynUser, "%s", message);
-        }
-        settingsChanged_ = true;
+        /* A finder setting. */
+        if (checkFinderSetting(pasynUser, function, value) != asynSuccess)
+            return asynError;
     }
     asynStatus status = setIntegerParam(function, value);
     callParamCallbacks();
@@ -815,65 +520,4 @@ asynStatus NDPluginClusterCUDA::writeFloat64(asynUser *pasynUser,
     setKeV();
     callParamCallbacks();
     return status;
-}
-
-extern "C" int NDClusterCUDAConfigure(const char *portName, int queueSize,
-                                      int blockingCallbacks,
-                                      const char *NDArrayPort,
-                                      int NDArrayAddr, int maxBuffers,
-                                      size_t maxMemory, int priority,
-                                      int stackSize, int maxThreads)
-{
-    int outputThreads = maxThreads < 1 ? 1 : maxThreads;
-    if (outputThreads > NDPluginClusterCUDA::MAX_OUTPUT_THREADS)
-        outputThreads = NDPluginClusterCUDA::MAX_OUTPUT_THREADS;
-    printf("%s: %s: one thread gathers the arrays, one finds their "
-           "clusters, in order (the pedestal is one ordered sequence); %d "
-           "output thread%s publish%s them (maxThreads %d)\n",
-           driverName, portName, outputThreads, outputThreads > 1 ? "s" : "",
-           outputThreads > 1 ? "" : "es", maxThreads);
-    NDPluginClusterCUDA *pPlugin = new NDPluginClusterCUDA(
-        portName, queueSize, blockingCallbacks, NDArrayPort, NDArrayAddr,
-        maxBuffers, maxMemory, priority, stackSize, outputThreads);
-    return pPlugin->start();
-}
-
-static const iocshArg initArg0 = {"portName", iocshArgString};
-static const iocshArg initArg1 = {"frame queue size", iocshArgInt};
-static const iocshArg initArg2 = {"blocking callbacks", iocshArgInt};
-static const iocshArg initArg3 = {"NDArrayPort", iocshArgString};
-static const iocshArg initArg4 = {"NDArrayAddr", iocshArgInt};
-static const iocshArg initArg5 = {"maxBuffers", iocshArgInt};
-static const iocshArg initArg6 = {"maxMemory", iocshArgInt};
-static const iocshArg initArg7 = {"priority", iocshArgInt};
-static const iocshArg initArg8 = {"stackSize", iocshArgInt};
-static const iocshArg initArg9 = {"maxThreads", iocshArgInt};
-static const iocshArg *const initArgs[] = {&initArg0, &initArg1, &initArg2,
-                                           &initArg3, &initArg4, &initArg5,
-                                           &initArg6, &initArg7, &initArg8,
-                                           &initArg9};
-static const iocshFuncDef initFuncDef = {
-    "NDClusterCUDAConfigure", 10, initArgs,
-#ifdef IOCSHFUNCDEF_HAS_USAGE
-    "Creates an NDPluginClusterCUDA plugin: photon clusters from MÖNCH "
-    "frames on address 0, the hit map on address 1. One thread gathers the "
-    "arrays, one finds their clusters in order; maxThreads (1 to 8) output "
-    "threads publish them.\n"
-#endif
-};
-static void initCallFunc(const iocshArgBuf *args)
-{
-    NDClusterCUDAConfigure(args[0].sval, args[1].ival, args[2].ival,
-                           args[3].sval, args[4].ival, args[5].ival,
-                           (size_t)args[6].ival, args[7].ival, args[8].ival,
-                           args[9].ival);
-}
-
-extern "C" void NDClusterCUDARegister(void)
-{
-    iocshRegister(&initFuncDef, initCallFunc);
-}
-
-extern "C" {
-epicsExportRegistrar(NDClusterCUDARegister);
 }

@@ -398,6 +398,7 @@ private:
     asynStatus refuseWrite(asynUser *pasynUser, const char *format, ...);
     asynStatus checkSpectrum(asynUser *pasynUser, int function, double value);
     asynStatus checkWindow(asynUser *pasynUser, int function, double value);
+    asynStatus checkFinderSetting(asynUser *pasynUser, int function, int value);
     int applyWindow(const Job &job, char *message);
     NDArray *mapArray(size_t cols, size_t rows, NDDataType_t type,
                       const char *map);
@@ -496,6 +497,8 @@ private:
     bool threadsMissing_;      /* some did not start: batches go inline */
     double output0Delay_;      /* s, a test's hook (startThreads) */
     int rows_, cols_;          /* frame size the finder has now (finder lock) */
+    int frameRows_, frameCols_; /* of the latest frames handed over (port
+                                   lock): what settings are checked for */
     bool settingsChanged_;     /* a setting changed since the last batch */
     bool spectrumChanged_;     /* spectrum bins or range changed */
     bool windowChanged_;       /* the energy window changed */
