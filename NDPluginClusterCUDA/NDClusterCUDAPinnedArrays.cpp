@@ -17,7 +17,7 @@
  * buffer (too large for the next request, or over its maxMemory) without
  * telling the plugins, the registration outlives the memory, and the next
  * malloc at that address would be copied by DMA from pages that are no
- * longer there. docs/ioc.md, "Page-locked NDArrays", says more.
+ * longer there. docs/ioc-reference.md, "Page-locked NDArrays", says more.
  */
 #include <stdio.h>
 #include <stdlib.h>
