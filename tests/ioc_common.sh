@@ -44,6 +44,19 @@ alone_among_ioc_tests() {
 . "$(dirname "$0")/../tools/ioc_process.sh"
 ioc_loopback_ca "T$$:"
 
+# fail, as common.sh's, then whether the IOC still runs and the end of its
+# output: what a failure in CI, where the scratch folder is gone, needs.
+fail() {
+    echo "FAIL: $*"
+    if [ -n "${ioc_log-}" ] && [ -f "$ioc_log" ]; then
+        state="has ended"
+        [ -n "${pid-}" ] && kill -0 "$pid" 2>/dev/null && state="still runs (pid $pid)"
+        echo "the IOC $state; the end of its output:"
+        tail -n 25 "$ioc_log" | sed 's/^/  | /'
+    fi
+    exit 1
+}
+
 # start_ioc N: the IOC, its output in $work/iocN.log. Autosave (where the
 # IOC has it) keeps its files in $autosave when the test sets it, else in
 # a new folder for each start: an IOC restores only what the test means.
