@@ -49,6 +49,20 @@ cc_simulator *test_simulator(const cc_simulator_config *config)
     return simulator;
 }
 
+uint16_t *test_simulated_run(cc_simulator *simulator, size_t pixels,
+                             uint32_t dark, uint64_t first_data,
+                             uint32_t data)
+{
+    uint16_t *frames = malloc(((size_t)dark + data) * pixels * sizeof *frames);
+    ck_assert_ptr_nonnull(frames);
+    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, dark, frames),
+                     CC_OK);
+    ck_assert_int_eq(cc_simulator_frames(simulator, first_data, data,
+                                         frames + dark * pixels, NULL),
+                     CC_OK);
+    return frames;
+}
+
 void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
                uint32_t size_x, uint32_t size_y, cc_precision precision,
                uint32_t threads)

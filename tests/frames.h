@@ -33,6 +33,11 @@ cc_finder *test_finder(const cc_config *config);
 cc_simulator_config test_simulator_config(uint32_t rows, uint32_t cols,
                                           uint64_t seed, double flux);
 cc_simulator *test_simulator(const cc_simulator_config *config);
+/* dark dark frames (numbers 0 on) then data frames (first_data on) of
+ * pixels pixels each from simulator, in one buffer to free. */
+uint16_t *test_simulated_run(cc_simulator *simulator, size_t pixels,
+                             uint32_t dark, uint64_t first_data,
+                             uint32_t data);
 
 /* One frame (number 7) of n clusters of size_x * size_y values each, all
  * centred at (10, 20) unless xy gives (x, y) pairs. */

@@ -121,17 +121,11 @@ static void run_with(const uint16_t *frames, uint32_t threads, size_t batch,
 static uint16_t *run_frames(void)
 {
     size_t pixels = (size_t)ROWS * COLS;
-    uint16_t *frames = malloc((DARK + DATA) * pixels * sizeof *frames);
-    ck_assert_ptr_nonnull(frames);
     cc_simulator_config model = test_simulator_config(ROWS, COLS, 5, 30);
     model.common_mode = CC_COMMON_MODE_SUPERCOLUMN;
     model.common_mode_rms = 30;
     cc_simulator *simulator = test_simulator(&model);
-    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, frames),
-                     CC_OK);
-    ck_assert_int_eq(cc_simulator_frames(simulator, 0, DATA,
-                                         frames + DARK * pixels, NULL),
-                     CC_OK);
+    uint16_t *frames = test_simulated_run(simulator, pixels, DARK, 0, DATA);
     cc_simulator_destroy(simulator);
     uint16_t *flooded = frames + (DARK + DATA / 2) * pixels;
     for (uint32_t row = ROWS / 2; row < ROWS; row++)

@@ -331,18 +331,12 @@ static bool same_clusters(const cc_clusters *a, const cc_clusters *b)
 START_TEST(same_bytes_whatever_threads_and_batches)
 {
     size_t pixels = (size_t)ROWS * COLS;
-    uint16_t *frames = malloc((DARK + DATA) * pixels * sizeof *frames);
-    ck_assert_ptr_nonnull(frames);
     cc_simulator_config model = test_simulator_config(ROWS, COLS, 9, 30);
     model.common_mode = CC_COMMON_MODE_SUPERCOLUMN;
     model.common_mode_rms = 20;
     model.gain_spread = 0.1;
     cc_simulator *simulator = test_simulator(&model);
-    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, frames),
-                     CC_OK);
-    ck_assert_int_eq(cc_simulator_frames(simulator, 0, DATA,
-                                         frames + DARK * pixels, NULL),
-                     CC_OK);
+    uint16_t *frames = test_simulated_run(simulator, pixels, DARK, 0, DATA);
     double *map = malloc(pixels * sizeof *map);
     ck_assert_ptr_nonnull(map);
     ck_assert_int_eq(cc_simulator_gain_map(simulator, map), CC_OK);

@@ -22,16 +22,10 @@ enum { CUT_LEFT = 5, CUT_BOTTOM = 3 }; /* the masked border */
 /* Dark and data frames of ROWS x COLS from the simulator. */
 static uint16_t *simulated_run(uint64_t seed)
 {
-    size_t pixels = (size_t)ROWS * COLS;
-    uint16_t *frames = malloc((DARK + DATA) * pixels * sizeof *frames);
-    ck_assert_ptr_nonnull(frames);
     cc_simulator_config model = test_simulator_config(ROWS, COLS, seed, 25);
     cc_simulator *simulator = test_simulator(&model);
-    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, frames),
-                     CC_OK);
-    ck_assert_int_eq(cc_simulator_frames(simulator, DARK, DATA,
-                                         frames + DARK * pixels, NULL),
-                     CC_OK);
+    uint16_t *frames = test_simulated_run(simulator, (size_t)ROWS * COLS,
+                                          DARK, DARK, DATA);
     cc_simulator_destroy(simulator);
     return frames;
 }
