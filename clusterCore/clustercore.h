@@ -376,6 +376,13 @@ CC_API int cc_finder_set_analog(cc_finder *finder, int on);
  * when the analog image is off. */
 CC_API int cc_finder_take_analog(cc_finder *finder, double *sums,
                                  uint64_t *frames);
+/* Takes the analog image as cc_finder_take_analog does and writes it as a
+ * NumPy .npy file, little-endian float64 of shape (rows, cols), under a
+ * temporary name renamed when complete; *frames (may be NULL) gets the
+ * frames summed. On failure message (CC_MESSAGE_SIZE bytes, may be NULL)
+ * says why, no file is left and the sums are kept. */
+CC_API int cc_finder_write_analog(cc_finder *finder, const char *path,
+                                  uint64_t *frames, char *message);
 
 typedef struct cc_interpolator cc_interpolator; /* see Imaging below */
 

@@ -411,6 +411,12 @@ void cc__gain_calibration_absorb(cc_gain_calibration *into,
 void cc__gain_calibration_move(cc_gain_calibration *into,
                                cc_gain_calibration *from);
 
+/* Adds sums and frames taken with cc_finder_take_analog back into the
+ * finder's analog image, which must be on (finder.c): a write that failed
+ * loses nothing. */
+void cc__finder_return_analog(cc_finder *finder, const double *sums,
+                              uint64_t frames);
+
 /* The size of a hit map (hitmap.c). */
 void cc__hitmap_size(const cc_hitmap *hitmap, uint32_t *rows, uint32_t *cols);
 

@@ -626,6 +626,56 @@ START_TEST(clust_round_trip_9x9)
 }
 END_TEST
 
+/* The analog image as a .npy of float64: a write that fails keeps the
+ * sums for the next; one that succeeds takes them. */
+START_TEST(analog_image_file)
+{
+    cc_config config = test_config(8, 8);
+    config.pedestal_frames = 2;
+    config.precision = CC_PRECISION_DOUBLE;
+    uint16_t dark[2][64], frame[64];
+    for (int p = 0; p < 64; p++) {
+        dark[0][p] = 99;
+        dark[1][p] = 101;
+        frame[p] = 101;
+    }
+    frame[9] = 200;
+    cc_finder *finder = test_finder(&config);
+    ck_assert_int_eq(cc_finder_train(finder, dark[0], 2), CC_OK);
+    char message[CC_MESSAGE_SIZE];
+    uint64_t summed = 7;
+    ck_assert_int_eq(cc_finder_write_analog(finder, path_in("off.npy"), &summed,
+                                            message),
+                     CC_ESTATE);
+    ck_assert_int_eq(cc_finder_set_analog(finder, 1), CC_OK);
+    cc_clusters *clusters;
+    ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+    ck_assert_int_eq(cc_finder_process(finder, frame, NULL, 1, clusters), CC_OK);
+    ck_assert_int_eq(cc_finder_write_analog(finder, "/nonexistent/a.npy",
+                                            &summed, message),
+                     CC_EIO);
+    ck_assert_uint_eq(summed, 7);
+    const char *path = path_in("analog.npy");
+    ck_assert_int_eq(cc_finder_write_analog(finder, path, &summed, message),
+                     CC_OK);
+    ck_assert_uint_eq(summed, 1);
+    size_t size;
+    unsigned char *file = test_read_file(path, &size);
+    ck_assert_uint_eq(size, 128 + 64 * sizeof(double));
+    ck_assert_ptr_nonnull(strstr((const char *)file + 10, "'descr': '<f8'"));
+    double sums[64];
+    memcpy(sums, file + 128, sizeof sums);
+    ck_assert(sums[0] == 1.0 && sums[9] == 100.0);
+    free(file);
+    /* Taken: the next write holds nothing. */
+    ck_assert_int_eq(cc_finder_write_analog(finder, path, &summed, message),
+                     CC_OK);
+    ck_assert_uint_eq(summed, 0);
+    cc_clusters_destroy(clusters);
+    cc_finder_destroy(finder);
+}
+END_TEST
+
 /* The spectrum CSV has its header, one line per bin with exact edges, and
  * the under- and overflow; the hit map .npy has NumPy's header and the
  * counts. (tests/hitmap_numpy.sh opens one with NumPy itself.) */
@@ -705,6 +755,7 @@ Suite *suite_files(void)
     tcase_add_test(files, clust_fixture_round_trip);
     tcase_add_test(files, clust_round_trip_9x9);
     tcase_add_test(files, clusters_appended_from_views);
+    tcase_add_test(files, analog_image_file);
     tcase_add_test(files, spectrum_and_hitmap_files);
     suite_add_tcase(suite, files);
     return suite;

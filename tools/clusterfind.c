@@ -32,6 +32,8 @@ static void usage(FILE *out)
         "  --hitmap OUT.npy        cluster centres per pixel, uint32 (numpy.load)\n"
         "  --noise OUT.npy         the pedestal's rms per pixel after training, ADU,\n"
         "                          float64 (numpy.load)\n"
+        "  --analog OUT.npy        the analog image: each pixel's pedestal-subtracted\n"
+        "                          values summed over the data frames, float64\n"
         "  --chip moench03|moench04  the chip of runs taken with the chip test\n"
         "                          board, whose master files do not say it\n"
         "  --cluster-size N|NxM    cluster size, odd, 3..9 (default 3)\n"
@@ -205,6 +207,8 @@ static int apply(struct options *o, const char *name, const char *value)
         o->hitmap = value;
     else if (strcmp(name, "noise") == 0)
         o->noise = value;
+    else if (strcmp(name, "analog") == 0)
+        o->analog = value;
     else if (strcmp(name, "chip") == 0) {
         if ((index = choose(value, chips, 2)) < 0)
             return bad_option(name, value, "moench03 or moench04");
@@ -462,6 +466,7 @@ int main(int argc, char **argv)
         {"spectrum", required_argument, NULL, 0},
         {"hitmap", required_argument, NULL, 0},
         {"noise", required_argument, NULL, 0},
+        {"analog", required_argument, NULL, 0},
         {"chip", required_argument, NULL, 0},
         {"cluster-size", required_argument, NULL, 0},
         {"nsigma", required_argument, NULL, 0},

@@ -26,6 +26,7 @@ struct options {
     const char *spectrum;  /* .csv */
     const char *hitmap;    /* .npy */
     const char *noise;     /* .npy of the pedestal's rms after training */
+    const char *analog;    /* .npy of the data frames' values summed */
     uint32_t size_x, size_y;
     double nsigma;
     uint32_t pedestal_frames;

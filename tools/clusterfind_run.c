@@ -36,6 +36,7 @@ struct job {
     uint64_t numbers[BATCH];
     uint64_t frames_trained;
     bool noise_written;      /* --noise, written after training */
+    uint64_t analog_frames;  /* the frames --analog summed */
 };
 
 static double now(void)
@@ -123,8 +124,8 @@ static int set_up(struct job *job)
         return fail("%s", message);
     const char *at_end[] = {o->spectrum, o->hitmap,         o->eta_calibrate,
                             o->image,    o->counts,         o->noise,
-                            o->gain_calibrate, o->gain_mask};
-    for (int i = 0; i < 8; i++) {
+                            o->gain_calibrate, o->gain_mask, o->analog};
+    for (size_t i = 0; i < sizeof at_end / sizeof at_end[0]; i++) {
         const char *path = at_end[i];
         /* These are written at the end: check now that they can be. */
         char *directory = path == NULL ? NULL : strdup(path);
@@ -157,6 +158,8 @@ static int set_up(struct job *job)
         return fail("%s", cc_finder_last_error(job->finder));
     if (o->gain_map != NULL &&
         cc_finder_load_gain(job->finder, o->gain_map, o->gain_unit) != CC_OK)
+        return fail("%s", cc_finder_last_error(job->finder));
+    if (o->analog != NULL && cc_finder_set_analog(job->finder, 1) != CC_OK)
         return fail("%s", cc_finder_last_error(job->finder));
     int status = imaging_open(&job->imaging, o, config.rows, config.cols);
     if (status == 0)
@@ -291,6 +294,11 @@ static int write_outputs(struct job *job)
         hitmap_written =
             (rc = cc_hitmap_write_npy(job->hitmap, o->hitmap, message)) ==
             CC_OK;
+    bool analog_written = false;
+    if (rc == CC_OK && o->analog != NULL)
+        analog_written = (rc = cc_finder_write_analog(job->finder, o->analog,
+                                                      &job->analog_frames,
+                                                      message)) == CC_OK;
     const char *written[8];
     int n_written = 0;
     if (rc == CC_OK)
@@ -305,6 +313,8 @@ static int write_outputs(struct job *job)
         unlink(o->spectrum);
     if (hitmap_written)
         unlink(o->hitmap);
+    if (analog_written)
+        unlink(o->analog);
     for (int i = 0; i < n_written; i++)
         unlink(written[i]);
     return fail("%s", message);
@@ -426,11 +436,14 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
                    score.position_rms, score.centre_rms, score.positioned);
     }
     imaging_summary(&job->imaging);
+    if (o->analog != NULL)
+        printf("analog:    %" PRIu64 " data frames summed\n",
+               job->analog_frames);
     const char *outputs[] = {o->output,        o->spectrum,       o->hitmap,
                              o->noise,         o->eta_calibrate,  o->image,
                              o->counts,        o->photons,        o->gain_calibrate,
-                             o->gain_mask};
-    for (int i = 0; i < 10; i++)
+                             o->gain_mask,     o->analog};
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++)
         if (outputs[i] != NULL)
             printf("wrote:     %s\n", outputs[i]);
 }

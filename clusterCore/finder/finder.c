@@ -1226,6 +1226,15 @@ int cc_finder_take_analog(cc_finder *finder, double *sums, uint64_t *frames)
     return CC_OK;
 }
 
+void cc__finder_return_analog(cc_finder *finder, const double *sums,
+                              uint64_t frames)
+{
+    struct analog_image *analog = finder->analog;
+    for (size_t p = 0; p < finder->pedestal.pixels; p++)
+        analog->sums[p] += sums[p];
+    analog->frames += frames;
+}
+
 int cc_finder_set_tally(cc_finder *finder, const cc_spectrum *spectrum,
                         const cc_hitmap *hitmap)
 {

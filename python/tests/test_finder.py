@@ -12,14 +12,16 @@ from conftest import run
 
 
 def find_like_clusterfind(dark_master, data_master, tmp_path, **settings):
-    """The run through the package: the .clust, spectrum CSV, hit map and
-    noise map that clusterfind writes for the same settings."""
+    """The run through the package: the .clust, spectrum CSV, hit map,
+    noise map and analog image that clusterfind writes for the same
+    settings (batches of 32 frames, as clusterfind's)."""
     dark = clustercore.RawRun(dark_master)
     frames, _ = dark.read(1000)
     finder = clustercore.Finder(*dark.shape, pedestal_frames=len(frames), threads=2,
                                 **settings)
     finder.train(frames)
     numpy.save(tmp_path / "py_noise.npy", finder.pedestal_maps()[1])
+    finder.set_analog()
     size = finder.settings["cluster_size"]
     writer = clustercore.ClustWriter(tmp_path / "py.clust")
     spectrum = clustercore.Spectrum(400, 0, 2000)
@@ -32,7 +34,9 @@ def find_like_clusterfind(dark_master, data_master, tmp_path, **settings):
     writer.finish()
     spectrum.write_csv(tmp_path / "py.csv", spectrum.fit_peak())
     numpy.save(tmp_path / "py_hitmap.npy", hitmap.counts)
-    return size
+    sums, frames = finder.take_analog()
+    numpy.save(tmp_path / "py_analog.npy", sums)
+    return size, frames
 
 
 @pytest.mark.parametrize("size", [3, 5])
@@ -41,10 +45,12 @@ def test_same_bytes_as_clusterfind(raw_run, clusterfind, tmp_path, size):
     run(clusterfind, "--pedestal", dark, "--data", data, "--pedestal-frames", 1000,
         "--cluster-size", size, "--output", tmp_path / "cf.clust",
         "--spectrum", tmp_path / "cf.csv", "--hitmap", tmp_path / "cf_hitmap.npy",
-        "--noise", tmp_path / "cf_noise.npy")
-    find_like_clusterfind(dark, data, tmp_path, cluster_size=size)
+        "--noise", tmp_path / "cf_noise.npy", "--analog", tmp_path / "cf_analog.npy")
+    _, summed = find_like_clusterfind(dark, data, tmp_path, cluster_size=size)
+    assert summed == 12
     for ours, theirs in (("py.clust", "cf.clust"), ("py.csv", "cf.csv"),
-                         ("py_hitmap.npy", "cf_hitmap.npy"), ("py_noise.npy", "cf_noise.npy")):
+                         ("py_hitmap.npy", "cf_hitmap.npy"), ("py_noise.npy", "cf_noise.npy"),
+                         ("py_analog.npy", "cf_analog.npy")):
         assert (tmp_path / ours).read_bytes() == (tmp_path / theirs).read_bytes(), ours
     table = clustercore.read_clust(tmp_path / "cf.clust", size)
     assert len(table) > 100
