@@ -5,20 +5,23 @@
 # .ioc-bundle/, git-ignored) that runs on a machine with no EPICS and no
 # package registry, such as the lent H200 (Ubuntu 24.04: glibc, libstdc++
 # and the NVIDIA driver are there; everything else travels):
-#   bin/      the IOC, caget/caput/camonitor (tools/ holds source_totals)
+#   bin/      the IOC, caget/caput/camonitor (tools/ holds source_totals and
+#             clusterfind, examples/ simulate_raw: the IOC tests' oracles)
 #   lib/      libclustercore, the plugin, ADMoenchSim, EPICS base, asyn,
 #             busy, calc, sscan, ADCore, libcudart and the Debian libraries
 #             they need (HDF5, TIFF, XML2, ...), stripped; not glibc,
 #             libstdc++ or libgcc_s, which every target has
 #   ioc/ db/ adcore/db/ iocBoot/   iocClusterCUDA.dbd, our templates,
-#             ADCore's, and st.cmd
+#             ADCore's, st.cmd and its autosave request file; envPaths
+#             turns autosave and PV Access on where the build has them
 #   hdf5-plugins/  the HDF5 filter plugins beside the build's HDF5 (Debian's
 #             hdf5-filter-plugin, hdf5-filter-plugin-blosc-serial: LZ4 and
 #             Blosc for NDFileHDF5's compression), when installed
 #   tools/    ioc_bench.sh, ioc_source_bench.sh, ioc_soak.sh, ioc_lib.sh,
 #             ioc_process.sh
-#   tests/    the IOC tests that need the GPU (ioc_gpu_fault.sh) and what
-#             they source
+#   tests/    the IOC tests to run on the GPU (ioc_gpu_fault.sh, and
+#             ioc_restart.sh: autosave and the files loaded at start) and
+#             what they source
 #   and, when the build has the real MÖNCH chain (iocMoench): iocMoench,
 #   moenchSimReceiver, PSI's virtual MÖNCH server, slsReceiver and
 #   sls_detector_put/get in bin/, their libraries in lib/, the driver's
@@ -68,11 +71,20 @@ fi
 
 rm -rf "$bundle"
 mkdir -p "$bundle"/{bin,lib,hdf5-plugins,ioc,db,adcore/db,iocBoot/iocClusterCUDA,tools}
-source_totals=$build/tools/.libs/source_totals
-[ -x "$source_totals" ] || source_totals=$build/tools/source_totals
-programs="$ioc_bin $epics_bin/caget $epics_bin/caput $epics_bin/camonitor $source_totals $sls_programs"
+# built_program PATH: the program itself, not libtool's wrapper script.
+built_program() {
+    real=$build/$(dirname "$1")/.libs/$(basename "$1")
+    [ -x "$real" ] && echo "$real" || echo "$build/$1"
+}
+source_totals=$(built_program tools/source_totals)
+clusterfind=$(built_program tools/clusterfind)
+simulate_raw=$(built_program examples/simulate_raw)
+mkdir -p "$bundle/examples"
+programs="$ioc_bin $epics_bin/caget $epics_bin/caput $epics_bin/camonitor $source_totals $clusterfind $simulate_raw $sls_programs"
 cp "$ioc_bin" "$epics_bin/caget" "$epics_bin/caput" "$epics_bin/camonitor" $sls_programs "$bundle/bin/"
-cp "$source_totals" "$bundle/tools/"        # where ioc_soak.sh --build finds it
+# Where the tests and ioc_soak.sh --build look for them.
+cp "$source_totals" "$clusterfind" "$bundle/tools/"
+cp "$simulate_raw" "$bundle/examples/"
 # HDF5 loads its filter plugins from the folder beside its library.
 hdf5_lib=$(LD_LIBRARY_PATH=$build_libs ldd "$ioc_bin" | awk '/libhdf5/ {print $3; exit}')
 hdf5_plugins=$(dirname "${hdf5_lib:-/none}")/hdf5/serial/plugins
@@ -88,20 +100,25 @@ LD_LIBRARY_PATH=$build_libs ldd $programs 2>/dev/null |
     done
 ls "$bundle/lib" | grep -q libcudart ||
     say "note: this build has no CUDA backend (no libcudart): the bundle runs the CPU backend only"
-chmod u+w "$bundle"/bin/* "$bundle"/lib/* "$bundle/tools/source_totals"
-strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/* "$bundle/tools/source_totals"
+bundled_tools="$bundle/tools/source_totals $bundle/tools/clusterfind $bundle/examples/simulate_raw"
+chmod u+w "$bundle"/bin/* "$bundle"/lib/* $bundled_tools
+strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/* $bundled_tools
 
 # Databases, templates and the start-up script.
 cp "$build/ioc/iocClusterCUDA.dbd" "$bundle/ioc/"
 cp "$top"/db/*.template "$top"/db/*.req "$bundle/db/"
 cp "$adcore"/db/*.template "$adcore"/db/*.req "$bundle/adcore/db/"
-cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$bundle/iocBoot/iocClusterCUDA/"
+cp "$top/iocBoot/iocClusterCUDA/st.cmd" "$top/iocBoot/iocClusterCUDA/iocClusterCUDA.req" \
+    "$bundle/iocBoot/iocClusterCUDA/"
+# What the build's envPaths turns on (autosave, PV Access): run.sh adds it
+# to the envPaths it writes.
+grep -E '^epicsEnvSet\("(AUTOSAVE|PVA)"' "$build/ioc/envPaths" >"$bundle/ioc/envFeatures" || true
 cp "$top/iocBoot/operators.acf" "$top/iocBoot/clusterPva.iocsh" "$bundle/iocBoot/"
 cp "$top"/tools/ioc_bench.sh "$top"/tools/ioc_source_bench.sh "$top"/tools/ioc_soak.sh \
     "$top"/tools/ioc_lib.sh "$top"/tools/ioc_process.sh "$bundle/tools/"
 mkdir -p "$bundle/tests"
 cp "$top"/tests/common.sh "$top"/tests/ioc_common.sh "$top"/tests/ioc_gpu_fault.sh \
-    "$bundle/tests/"
+    "$top"/tests/ioc_restart.sh "$bundle/tests/"
 if [ -n "$sls_programs" ]; then
     mkdir -p "$bundle"/iocBoot/iocMoench "$bundle"/sls/db "$bundle"/sls/slsDetectorApp/Db
     cp "$build/ioc/iocMoench.dbd" "$bundle/ioc/"
@@ -124,8 +141,8 @@ cat >"$bundle/run.sh" <<'EOF'
 #   sls [OPTIONS]    tools/ioc_sls_bench.sh --backend cuda OPTIONS: the real
 #                    MÖNCH chain (virtual server, receiver, iocMoench)
 #   ioc              the IOC alone, its shell on this terminal
-#   test NAME        the IOC test tests/NAME.sh (ioc_gpu_fault) against
-#                    this bundle
+#   test NAME        the IOC test tests/NAME.sh (ioc_gpu_fault,
+#                    ioc_restart) against this bundle
 #   check            what the programs and libraries take from outside
 #                    lib/ (only glibc, libstdc++, libgcc_s: else say so)
 #   all              the benchmark set for the GPU machine: CUDA with
@@ -147,6 +164,7 @@ epicsEnvSet("ADCORE", "$here/adcore")
 epicsEnvSet("EPICS_BASE", "$here")
 epicsEnvSet("SLS_DRIVER", "$here/sls")
 PATHS
+cat "$here/ioc/envFeatures" >>"$here/ioc/envPaths"
 printf 'caget=%s\ncaput=%s\ncamonitor=%s\nSLS_BIN=%s\n' "$here/bin/caget" "$here/bin/caput" \
     "$here/bin/camonitor" "$here/bin" >"$here/ioc/epicsTools"
 for ioc in iocClusterCUDA iocMoench; do
@@ -165,7 +183,8 @@ sls) exec "$here/tools/ioc_sls_bench.sh" --build "$here" --backend cuda "$@" ;;
 ioc) exec "$here/ioc/run-iocClusterCUDA" ;;
 test) builddir=$here exec sh "$here/tests/$1.sh" ;;
 check) # what resolves outside lib/: only the system's C and C++ runtime
-    ldd "$here"/bin/* "$here"/lib/*.so* "$here/tools/source_totals" 2>/dev/null |
+    ldd "$here"/bin/* "$here"/lib/*.so* "$here"/tools/source_totals "$here"/tools/clusterfind \
+        "$here"/examples/simulate_raw 2>/dev/null |
         awk -v lib="$here/lib/" '$2 == "=>" && index($3, lib) != 1 {print $1, $2, $3}' |
         sort | uniq -c ;;
 all)
@@ -181,7 +200,7 @@ chmod +x "$bundle/run.sh"
 
 # The check: with LD_LIBRARY_PATH on lib/ alone, every dependency of every
 # program and library is in lib/ or is the system's C and C++ runtime.
-bad=$(LD_LIBRARY_PATH=$bundle/lib ldd "$bundle"/bin/* "$bundle"/lib/* $(ls "$bundle"/hdf5-plugins/*.so 2>/dev/null) "$bundle/tools/source_totals" 2>&1 |
+bad=$(LD_LIBRARY_PATH=$bundle/lib ldd "$bundle"/bin/* "$bundle"/lib/* $(ls "$bundle"/hdf5-plugins/*.so 2>/dev/null) $bundled_tools 2>&1 |
     awk -v lib="$bundle/lib/" '
         /:$/ { file = $1; next }
         $2 == "=>" && $3 == "not" { print file, $1, "not found"; next }
