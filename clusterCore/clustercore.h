@@ -155,7 +155,8 @@ typedef struct cc_clusters cc_clusters;
 /* A read-only view of one frame's clusters, valid until the list changes.
  * Cluster i has centre (x[i], y[i]) = (column, row) and size_x * size_y
  * values at values + i * size_x * size_y, row-major from the top-left cell,
- * 0 outside the frame. Clusters are ordered by row, then column. */
+ * 0 outside the frame. A finder's clusters are ordered by row, then column
+ * (a list made with cc_clusters_append_frame keeps the order given). */
 typedef struct cc_frame_clusters {
     uint64_t frame_number;
     uint32_t count;   /* clusters stored */
