@@ -98,6 +98,16 @@ poll() {
     done
     return 1
 }
+# ioc_command COMMAND: COMMAND in the IOC's shell, waited for: the shell
+# runs its commands in turn, so once a mark written after it (dbpf into
+# the DESC field of ${C}PluginType_RBV) reads back, COMMAND is done.
+ioc_command() {
+    ioc_commands=$((${ioc_commands:-0} + 1))
+    ioc_shell "$1"
+    ioc_shell "dbpf \"${C}PluginType_RBV.DESC\" \"command $ioc_commands\""
+    poll eval '[ "$(getstr "${C}PluginType_RBV.DESC")" = "command $ioc_commands" ]' ||
+        fail "the IOC's shell did not run: $1"
+}
 pv_is() { [ "$(get "$1")" = "$2" ]; }
 pvs_equal() { [ "$(get "$1")" = "$(get "$2")" ]; }
 # wait_for PV VALUE: until caget PV says VALUE.
@@ -114,16 +124,28 @@ counts_equal() {
     "$caget" -w $ca_wait -t -f"${3:-0}" "$1" | tr ' ' '\n' | tail -n +2 |
         head -n "$(wc -l <"$2")" | cmp -s - "$2"
 }
-# published CHECK ARGS...: CHECK ARGS holds within 5 s, for what the
-# plugin publishes every SpectrumPeriod.
-published() {
-    check=$1
-    shift
-    for _ in $(seq 20); do
-        "$check" "$@" && return 0
-        sleep 0.25
-    done
-    return 1
+# published CHECK ARGS...: CHECK ARGS holds, polled (60 s at most), for
+# what the plugin publishes every SpectrumPeriod or on Publish, and the
+# plugins downstream take in their own threads.
+published() { poll "$@"; }
+# array_passes PV CHECK ARGS...: PV's array (caget's words, the count
+# first), in $work/array.txt, passes the Python script CHECK, given that
+# file and ARGS (the test has set python: need_python); what CHECK said
+# last is in $work/check.txt. With published, for maps downstream.
+array_passes() {
+    pv=$1 script=$2
+    shift 2
+    "$caget" -w $ca_wait -t "$pv" >"$work/array.txt" &&
+        $python "$script" "$work/array.txt" "$@" >"$work/check.txt" 2>&1
+}
+# publish_now: a publication asked for (Publish) and waited for until
+# Publications_RBV counts it; the parameters it sets (the peak, the
+# counts, the corrections' state) are posted before that count.
+publish_now() {
+    publications=$(get "${C}Publications_RBV")
+    put "${C}Publish" 1
+    poll eval '[ "$(get "${C}Publications_RBV")" -gt "$publications" ]' ||
+        fail "Publish made no publication"
 }
 # published_equal PV FILE [DIGITS]: counts_equal, published.
 published_equal() { published counts_equal "$@"; }

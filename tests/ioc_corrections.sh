@@ -38,8 +38,7 @@ acquire() {
     put "${P}cam1:NumImages" "$2"
     "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # long: not waited on
     wait_for "${C}ArrayCounter_RBV" $((before + $2))
-    put "${C}Publish" 1
-    sleep 0.5
+    publish_now
 }
 
 # Bad settings and hostile maps are refused and change nothing.
@@ -71,8 +70,7 @@ for bad in nan:"row 7, col 3" zero:"row 7, col 3" negative:"row 7, col 3" shape:
     [ -z "${bad#*:}" ] || getstr "${C}StatusMessage_RBV" | grep -q "${bad#*:}" ||
         fail "${bad%%:*}.npy: the status does not say \"${bad#*:}\": $(getstr "${C}StatusMessage_RBV")"
 done
-put "${C}Publish" 1
-sleep 0.5
+publish_now
 [ "$(getstr "${C}GainMapInUse_RBV")" = none ] ||
     fail "a hostile map was taken: $(getstr "${C}GainMapInUse_RBV")"
 putstr "${C}GainMapFile" "$work/map.tif5"
@@ -101,8 +99,7 @@ corrected=$(get "${C}TotalClusters_RBV")
 rms=$(get "${C}CommonModeRms_RBV")
 [ "$($python -c "print(25 < $rms < 35)")" = True ] ||
     fail "30 ADU of common mode measured as $rms ADU rms"
-"$caget" -w $ca_wait -t "${P}commonMode1:ArrayData" >"$work/array.txt"
-$python - "$work/array.txt" "$rms" <<'PYTHON' || fail "the common-mode map is not 8 regions near $rms ADU"
+cat >"$work/common_mode_map.py" <<'PYTHON'
 import sys
 import numpy
 values = numpy.array(open(sys.argv[1]).read().split()[1:10001], dtype=float)
@@ -110,6 +107,8 @@ regions = numpy.unique(values)
 assert values.size == 10000 and regions.size == 8, regions
 assert (abs(regions - float(sys.argv[2])) < 10).all(), regions
 PYTHON
+published array_passes "${P}commonMode1:ArrayData" "$work/common_mode_map.py" "$rms" ||
+    fail "the common-mode map is not 8 regions near $rms ADU: $(tail -n 1 "$work/check.txt")"
 echo "ok: 30 ADU of supercolumn common mode: $uncorrected false clusters uncorrected, $corrected corrected; measured $rms ADU rms in 8 regions, mapped on address 6"
 put "${P}cam1:MoenchCommonModeRms" 0
 put "${P}cam1:MoenchCommonMode" None
@@ -161,8 +160,7 @@ put "${C}GainMode" Apply
 acquire 0 10
 getstr "${C}GainMapInUse_RBV" | grep -q "map.npy (relative, fitted from .*): applied" ||
     fail "the map in use: $(getstr "${C}GainMapInUse_RBV")"
-"$caget" -w $ca_wait -t "${P}gain1:ArrayData" >"$work/array.txt"
-$python - "$work/array.txt" "$work/map.npy" "$work/map_flagged.npy" <<'PYTHON' || fail "the gain map on address 7 is not the one saved"
+cat >"$work/saved_map.py" <<'PYTHON'
 import sys
 import numpy
 values = numpy.array(open(sys.argv[1]).read().split()[1:10001], dtype=numpy.float32)
@@ -173,6 +171,8 @@ assert set(numpy.unique(flagged)) <= {0, 1}
 # caget prints 6 significant digits
 assert numpy.allclose(values, saved.ravel(), rtol=1e-5, atol=0)
 PYTHON
+published array_passes "${P}gain1:ArrayData" "$work/saved_map.py" "$work/map.npy" "$work/map_flagged.npy" ||
+    fail "the gain map on address 7 is not the one saved: $(tail -n 1 "$work/check.txt")"
 # The saved file loads back as the map held, and empty lets it go.
 put "${C}LoadGainMap" 1
 getstr "${C}StatusMessage_RBV" | grep -q "gain map loaded from $work/map.npy" ||
@@ -180,8 +180,7 @@ getstr "${C}StatusMessage_RBV" | grep -q "gain map loaded from $work/map.npy" ||
 put "${C}GainMode" Off
 putstr "${C}GainMapFile" ""
 put "${C}LoadGainMap" 1
-put "${C}Publish" 1
-sleep 0.5
+publish_now
 [ "$(getstr "${C}GainMapInUse_RBV")" = none ] ||
     fail "an empty GainMapFile kept $(getstr "${C}GainMapInUse_RBV")"
 echo "ok: a flat field of $photons photons with a 5 % gain spread: $good pixels fitted, spread $spread %, $flagged flagged and masked; saved while calibrating, applied when Calibrate is written again; on address 7 and loaded back"
@@ -215,9 +214,14 @@ put "${C}GainMode" Apply
 acquire 0 10
 [ "$(getstr "${C}SpectrumAxisUnit_RBV")" = eV ] ||
     fail "with a map in ADU per keV the spectrum is in $(getstr "${C}SpectrumAxisUnit_RBV")"
-"$caget" -w $ca_wait -t "${P}gain1:ArrayData" >"$work/array.txt"
-$python -c "import numpy; v = numpy.array(open('$work/array.txt').read().split()[1:10001], dtype=float); assert v.size == 10000 and (v == 100).all(), v" ||
-    fail "the TIFF's map on address 7 is not 100 ADU per keV everywhere"
+cat >"$work/flat_map.py" <<'PYTHON'
+import sys
+import numpy
+v = numpy.array(open(sys.argv[1]).read().split()[1:10001], dtype=float)
+assert v.size == 10000 and (v == 100).all(), v
+PYTHON
+published array_passes "${P}gain1:ArrayData" "$work/flat_map.py" ||
+    fail "the TIFF's map on address 7 is not 100 ADU per keV everywhere: $(tail -n 1 "$work/check.txt")"
 put "${P}cam1:SizeX" 90
 acquire 100 110
 getstr "${C}GainMapInUse_RBV" | grep -q "map.tif (adu-per-kev): held, not applied" ||

@@ -46,28 +46,27 @@ settings() {
 }
 # above PV N: until PV counts past N (60 s at most).
 above() {
-    for _ in $(seq 300); do
-        [ "$(get "$1")" -gt "$2" ] && return 0
-        sleep 0.2
-    done
-    fail "$1 is $(get "$1"), not above $2"
+    above_pv=$1 above_count=$2
+    poll eval '[ "$(get "$above_pv")" -gt "$above_count" ]' ||
+        fail "$1 is $(get "$1"), not above $2"
 }
-# published: once every array the source sent is through the plugin, what
-# it imaged, published on Publish alone (the periodic publications held
-# off, so that the image and its counters stay as read).
-published() {
+# publish_all: once every array the source sent is through the plugin, a
+# publication of what it imaged (Publish), the periodic ones held off, so
+# that once the last is read, it stays; the checks then poll (published)
+# until the plugins downstream have it.
+publish_all() {
     sent=$(get "${P}cam1:ArrayCounter_RBV")
-    for _ in $(seq 300); do
-        [ $(($(get "${C}ArrayCounter_RBV") + $(get "${C}DroppedArrays_RBV"))) -ge "$sent" ] && break
-        sleep 0.2
-    done
+    poll eval '[ $(($(get "${C}ArrayCounter_RBV") + $(get "${C}DroppedArrays_RBV"))) -ge "$sent" ]' ||
+        fail "$sent arrays sent, $(get "${C}ArrayCounter_RBV") taken and $(get "${C}DroppedArrays_RBV") dropped"
     put "${C}SpectrumPeriod" 1000
-    sleep 1 # a periodic publication under way lands first
-    before=$(get "${P}interp1:ArrayCounter_RBV")
     put "${C}Publish" 1
-    above "${P}interp1:ArrayCounter_RBV" "$before"
 }
-
+# imaged_as_clusterfind: the imaged and uninterpolable counts are
+# clusterfind's.
+imaged_as_clusterfind() {
+    [ "$(getcount "${C}ImagedPhotons_RBV")" = "$imaged" ] &&
+        [ "$(getcount "${C}ImageUninterpolable_RBV")" = "$uninterpolable" ]
+}
 start_ioc 1
 settings
 
@@ -124,15 +123,14 @@ put "${C}ResetPedestal" 1
 put "${C}HitMapReset" 1
 replay "$dark" 100
 replay "$data" 40
-published
+publish_all
 getstr "${C}EtaCalibration_RBV" | grep -q "taken live" ||
     fail "the calibration in force: $(getstr "${C}EtaCalibration_RBV")"
-image_equal "${P}interp1:ArrayData" "$work/offline.npy" ||
+published image_equal "${P}interp1:ArrayData" "$work/offline.npy" ||
     fail "the interpolated image differs from clusterfind's"
-image_equal "${P}image1:ArrayData" "$work/counts.npy" ||
+published image_equal "${P}image1:ArrayData" "$work/counts.npy" ||
     fail "the counting image differs from clusterfind's"
-[ "$(getcount "${C}ImagedPhotons_RBV")" = "$imaged" ] &&
-    [ "$(getcount "${C}ImageUninterpolable_RBV")" = "$uninterpolable" ] ||
+published imaged_as_clusterfind ||
     fail "imaged $(getcount "${C}ImagedPhotons_RBV") ($(getcount "${C}ImageUninterpolable_RBV") uninterpolable), clusterfind $imaged ($uninterpolable)"
 [ "$(get "${P}interp1:ArraySize0_RBV")" = 1200 ] || fail "the image is not 1200 wide"
 echo "ok: interpolated, $imaged photons ($uninterpolable uninterpolable) in clusterfind's 1200 x 1200 image and counting image"
@@ -185,16 +183,22 @@ wait_for "${C}PedestalState_RBV" 1
 for change in Subpixels:2 WindowHigh:1200 EtaMode:Calibrate EtaMode:Interpolate \
     ImageReset:1 Subpixels:4 EtaFunction:eta3 WindowEnable:0; do
     put "${C}${change%%:*}" "${change#*:}"
-    sleep 0.3
+    taken=$(get "${C}ArrayCounter_RBV")
+    poll eval '[ "$(get "${C}ArrayCounter_RBV")" -gt "$taken" ]' ||
+        fail "no array went through after ${change%%:*} ${change#*:}"
 done
 put "${P}cam1:Acquire" 0
-published
-[ "$(get "${P}interp1:ArraySize0_RBV")" = 1600 ] ||
-    fail "Subpixels 4 gave an image $(get "${P}interp1:ArraySize0_RBV") wide"
-"$caget" -w $ca_wait -t "${P}interp1:ArrayData" >"$work/array.txt"
-sum=$($python -c "import sys; print(sum(int(v) for v in open(sys.argv[1]).read().split()[1:]))" "$work/array.txt")
-[ "$sum" -gt 0 ] && [ "$sum" = "$(getcount "${C}ImagedPhotons_RBV")" ] ||
-    fail "the image holds $sum photons, ImagedPhotons_RBV $(getcount "${C}ImagedPhotons_RBV")"
+publish_all
+# holds_counted: the image is Subpixels 4's, and holds the photons
+# counted (sum: its photons).
+holds_counted() {
+    [ "$(get "${P}interp1:ArraySize0_RBV")" = 1600 ] || return 1
+    "$caget" -w $ca_wait -t "${P}interp1:ArrayData" >"$work/array.txt" || return 1
+    sum=$($python -c "import sys; print(sum(int(v) for v in open(sys.argv[1]).read().split()[1:]))" "$work/array.txt")
+    [ "$sum" -gt 0 ] && [ "$sum" = "$(getcount "${C}ImagedPhotons_RBV")" ]
+}
+published holds_counted ||
+    fail "the image, $(get "${P}interp1:ArraySize0_RBV") wide, holds ${sum:-no} photons, ImagedPhotons_RBV $(getcount "${C}ImagedPhotons_RBV")"
 echo "ok: eight settings changed while frames flowed; the image holds the $sum photons counted: $(getstr "${C}StatusMessage_RBV")"
 stop_ioc
 
@@ -206,8 +210,8 @@ put "${C}LoadEta" 1
 put "${C}EtaMode" Interpolate
 replay "$dark" 100
 replay "$data" 40
-published
-image_equal "${P}interp1:ArrayData" "$work/offline.npy" ||
+publish_all
+published image_equal "${P}interp1:ArrayData" "$work/offline.npy" ||
     fail "after a restart, the image differs"
 echo "ok: after a restart, the calibration loaded from its file gives the same image"
 echo "the example IOC images"

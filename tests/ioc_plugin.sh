@@ -91,10 +91,9 @@ echo "ok: $got clusters, as clusterfind finds; NDFileHDF5 wrote the same"
 # ProcessPlugin hands the last array over again: it must not reach the
 # pedestal (or the counts) a second time.
 put "${C}ProcessPlugin" 1
-sleep 0.5
-[ "$(get "${C}TotalClusters_RBV")" = "$expected" ] || fail "ProcessPlugin counted a frame twice"
-getstr "${C}StatusMessage_RBV" | grep -q "processed already" ||
+poll eval 'getstr "${C}StatusMessage_RBV" | grep -q "processed already"' ||
     fail "no word of the repeated array: $(getstr "${C}StatusMessage_RBV")"
+[ "$(get "${C}TotalClusters_RBV")" = "$expected" ] || fail "ProcessPlugin counted a frame twice"
 echo "ok: ProcessPlugin does not feed the last array twice"
 
 # NSigma takes effect: at 10 sigma the same frames give fewer clusters.
@@ -105,8 +104,8 @@ fewer=$(( $(get "${C}TotalClusters_RBV") - expected ))
 put "${C}NSigma" 5
 echo "ok: NSigma 10 finds $fewer clusters where 5 found $expected"
 
-# Settings change while frames flow (the data run, looped): nothing
-# refused, nothing stopped.
+# Settings change while frames flow (the data run, looped): after each,
+# an array goes through; nothing refused, nothing stopped.
 putstr "${P}cam1:MoenchRawFile" "$data"
 put "${P}cam1:MoenchSource" 1
 put "${P}cam1:ImageMode" 2
@@ -116,11 +115,12 @@ before=$(get "${C}ArrayCounter_RBV")
 for setting in NSigma:6 ClusterSizeX:5 ClusterSizeY:5 SpectrumBins:100 \
     SpectrumMax:3000 NSigma:5 ClusterSizeX:3 ClusterSizeY:3 SpectrumBins:400; do
     put "${C}${setting%%:*}" "${setting#*:}"
-    sleep 0.3
+    taken=$(get "${C}ArrayCounter_RBV")
+    poll eval '[ "$(get "${C}ArrayCounter_RBV")" -gt "$taken" ]' ||
+        fail "no array went through after ${setting%%:*} ${setting#*:}"
 done
 put "${P}cam1:Acquire" 0
 flowed=$(( $(get "${C}ArrayCounter_RBV") - before ))
-[ "$flowed" -gt 10 ] || fail "only $flowed arrays flowed while settings changed"
 [ "$(get "${C}BadArrays_RBV")" = 0 ] || fail "arrays were refused while settings changed"
 [ "$(get "${C}ClusterSizeX_RBV")" = 3 ] || fail "ClusterSizeX_RBV is not 3"
 echo "ok: $flowed arrays processed while 9 settings changed"
@@ -180,10 +180,8 @@ jumps=$(( $(get "${C}DisorderedArrays_RBV") - disordered ))
 [ "$jumps" -le 1 ] || fail "$jumps cluster arrays left out of order"
 got9=$(get "${C}TotalClusters_RBV")
 [ "$got9" = "$expected9" ] || fail "in batches: $got9 clusters, the core alone $expected9"
-sleep 1.5 # the spectrum is published every SpectrumPeriod (1 s)
-"$caget" -t -f0 -w $ca_wait "${C}Spectrum_RBV" | tr ' ' '\n' | tail -n +2 |
-    head -n 400 >"$work/spectrum9_ioc.txt"
-cmp -s "$work/spectrum9_ioc.txt" "$work/spectrum9.txt" ||
+publish_now
+published_equal "${C}Spectrum_RBV" "$work/spectrum9.txt" ||
     fail "in batches the spectrum differs from the core alone's"
 # The line fitted to that spectrum: the core's fit to the same counts.
 expected_peak=$(sed -n 's/^peak //p' "$work/totals9.txt")
@@ -323,12 +321,8 @@ put "${C}WindowLow" 950
 put "${C}WindowEnable" 1
 put "${P}image1:EnableCallbacks" 1
 acquire_cycled
-for _ in $(seq 20); do # the hit map is published every SpectrumPeriod
-    counts_equal "${P}image1:ArrayData" "$work/counts.txt" &&
-        [ "$(get "${C}OutsideWindow_RBV")" = "$expected_outside" ] && break
-    sleep 0.25
-done
-counts_equal "${P}image1:ArrayData" "$work/counts.txt" ||
+publish_now
+published_equal "${P}image1:ArrayData" "$work/counts.txt" ||
     fail "the counting image differs from the core's"
 got_outside=$(get "${C}OutsideWindow_RBV")
 [ "$got_outside" = "$expected_outside" ] ||

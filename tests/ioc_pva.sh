@@ -57,11 +57,7 @@ hdf5_stream pva 40
 "$pyclients" "$(dirname "$0")/ioc_pva.py" collect "${P}Pva:Clusters" 40 \
     "$work/pva_clusters.npz" "$work/subscribed" >"$work/collect.txt" 2>&1 &
 collector=$!
-for _ in $(seq 100); do
-    [ -e "$work/subscribed" ] && break
-    kill -0 $collector 2>/dev/null || break
-    sleep 0.1
-done
+poll eval '[ -e "$work/subscribed" ] || ! kill -0 $collector 2>/dev/null'
 [ -e "$work/subscribed" ] || fail "no PVA subscription: $(cat "$work/collect.txt")"
 put "${P}cam1:AcquirePeriod" 0.05 # 20 arrays a second: no queue overflows
 replay "$data" 40
@@ -70,14 +66,20 @@ wait $collector || fail "$(cat "$work/collect.txt")"
 [ "$(get "${P}Pva:Clusters:DroppedArrays_RBV")" = 0 ] ||
     fail "NDPluginPva dropped cluster arrays"
 
-# One publication of every map, read over CA as the PVA side reads it.
-before=$(get "${P}interp1:ArrayCounter_RBV")
+# One publication of every map (none periodic: SpectrumPeriod 1000),
+# read over CA as the PVA side reads it once each map's plugins, the
+# NDStdArrays and the NDPluginPva, have taken it.
+map_plugins="image1: interp1: pedestal1: noise1: mask1: commonMode1: gain1:
+    Pva:HitMap: Pva:Image: Pva:PedestalMean: Pva:PedestalNoise: Pva:Mask:
+    Pva:CommonMode: Pva:Gain:"
+for plugin in $map_plugins; do
+    echo "$plugin $(get "${P}${plugin}ArrayCounter_RBV")"
+done >"$work/map_counters.txt"
 put "${C}Publish" 1
-for _ in $(seq 100); do
-    [ "$(get "${P}interp1:ArrayCounter_RBV")" -gt "$before" ] && break
-    sleep 0.1
-done
-sleep 0.5 # the other maps' plugins have theirs too
+while read -r plugin counter; do
+    poll eval '[ "$(get "${P}${plugin}ArrayCounter_RBV")" -gt "$counter" ]' ||
+        fail "${P}${plugin} took no array of the publication"
+done <"$work/map_counters.txt"
 for map in HitMap:image1:-n PedestalMean:pedestal1:-e8 PedestalNoise:noise1:-e8 \
     Mask:mask1:-n Image:interp1:-n CommonMode:commonMode1:-e8 Gain:gain1:-e8; do
     name=${map%%:*} rest=${map#*:}

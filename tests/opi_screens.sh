@@ -26,8 +26,7 @@ done
 echo "ok: the $(ls "$screens"/*.bob "$screens"/*.ui | wc -l) .bob and .ui screens are well-formed XML"
 
 start_ioc 1
-ioc_shell "dbl > $work/records.txt"
-sleep 1
+ioc_command "dbl > $work/records.txt"
 [ -s "$work/records.txt" ] || fail "dbl wrote nothing"
 python3 "$top/tests/opi_check.py" "$work/records.txt" "$screens" \
     "$(dirname "$ADCORE_OP_ADL")" "$top/iocBoot/iocClusterCUDA/st.cmd" "$P" \
@@ -54,7 +53,8 @@ put "${P}cam1:ImageMode" 2
 "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
 wait_for "${C}PedestalState_RBV" 1
 put "${C}EtaMode" 1
-sleep 4
+poll eval '[ "$(getcount "${C}CalibrationPhotons_RBV")" -gt 10000 ]' ||
+    fail "the calibration took $(getcount "${C}CalibrationPhotons_RBV") photons"
 put "${C}WindowEnable" 0
 put "${C}EtaMode" 2
 # Each screen with the example IOC's macros.
