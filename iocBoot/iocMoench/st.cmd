@@ -27,6 +27,9 @@ NDClusterCUDAPinnedArrays($(PINNED_ARRAYS=1))
 # memory's name), modules, maxBuffers, maxMemory (0: no limit).
 slsDetectorConfig("SD1", "$(SLS_CONFIG)", $(SLS_DETECTOR_ID=0), 1, 0, 0)
 dbLoadRecords("slsDetector.template", "P=$(PREFIX),R=cam1:,PORT=SD1,ADDR=0,TIMEOUT=1")
+# The driver refuses writes while it acquires: its pool statistics are
+# polled between acquisitions only.
+dbLoadRecords("slsDetectorIdlePoll.template", "P=$(PREFIX),R=cam1:")
 
 # The cluster finder on the driver's frames; CLUSTER_OUTPUT_THREADS output
 # threads (docs/ioc.md says what they buy).
