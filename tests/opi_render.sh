@@ -6,6 +6,7 @@
 # server of its own, keeps the screenshots as
 # $builddir/tests/NAME_medm.png and NAME_caqtdm.png, and fails when a
 # screenshot is blank or caQtDM could not build a widget or an include.
+# A screenshot is taken once the tool shows the screen's window (xwininfo).
 # render_path (":"-separated folders) adds to both display paths.
 
 render_pids="" caqtdm_pids=""
@@ -23,8 +24,9 @@ find_renderers() {
     caqtdm=$(command -v caQtDM || true)
     [ -n "$caqtdm" ] || [ ! -r "$caqtdm_env" ] ||
         caqtdm=$(. "$caqtdm_env" && command -v caQtDM || true)
-    if ! command -v Xvfb >/dev/null || ! command -v import >/dev/null; then
-        echo "not rendered: Xvfb and ImageMagick's import are needed; the files are checked"
+    if ! command -v Xvfb >/dev/null || ! command -v import >/dev/null ||
+        ! command -v xwininfo >/dev/null; then
+        echo "not rendered: Xvfb, ImageMagick's import and xwininfo (x11-utils) are needed; the files are checked"
         return 1
     fi
     [ -n "$medm" ] || echo "not rendered: no MEDM (medm); the .adl files are checked"
@@ -37,11 +39,20 @@ find_renderers() {
 render_xserver() {
     Xvfb -displayfd 1 -screen 0 1600x1200x24 >"$work/$1.display" 2>"$work/$1.xvfb.log" &
     render_pids="$render_pids $!"
-    for _ in $(seq 50); do
-        [ -s "$work/$1.display" ] && return 0
-        sleep 0.1
-    done
-    fail "Xvfb did not start: $(cat "$work/$1.xvfb.log")"
+    poll test -s "$work/$1.display" || fail "Xvfb did not start: $(cat "$work/$1.xvfb.log")"
+}
+
+# window_state DISPLAY TITLE: the map state (IsViewable, IsUnMapped, or
+# nothing when there is none) of the window TITLE on DISPLAY.
+window_state() {
+    DISPLAY=:$1 xwininfo -name "$2" 2>/dev/null | sed -n 's/^ *Map State: //p'
+}
+# on_screen TOOL DISPLAY FILE: TOOL's window of FILE is shown on DISPLAY,
+# and MEDM's own splash window ("Version"), shown for about 12 s from its
+# start, is gone.
+on_screen() {
+    [ "$(window_state "$2" "$3")" = IsViewable ] || return 1
+    [ "$1" != medm ] || [ "$(window_state "$2" Version)" = IsUnMapped ]
 }
 
 render_screens() {
@@ -76,11 +87,14 @@ render_screens() {
         shown="$shown $1"
         shift 2
     done
-    sleep 13 # MEDM's own splash window closes by itself after about 12 s
     mkdir -p "$builddir/tests"
     for screen in $shown; do
         for tool in medm caqtdm; do
             [ -s "$work/${screen}_$tool.display" ] || continue
+            file=$screen.adl
+            [ $tool = medm ] || file=$screen.ui
+            poll on_screen $tool "$(cat "$work/${screen}_$tool.display")" "$file" ||
+                fail "$tool did not show $file: $(cat "$work/${screen}_$tool.log")"
             shot=$builddir/tests/${screen}_$tool.png
             DISPLAY=:$(cat "$work/${screen}_$tool.display") import -window root "$shot" ||
                 fail "no screenshot of $screen in $tool"
