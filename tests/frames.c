@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "base/base.h"
 
 cc_config test_config(uint32_t rows, uint32_t cols)
 {

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "finder/finder.h"
 
 enum { POOL = 128, DARK = 100, GPUS = 4 };
 

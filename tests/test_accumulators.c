@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "base/base.h"
 #include "suites.h"
 
 /* sum adds every value; sum2x2 takes the best of the four 2x2 windows

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "cpu/cpu.h"
 #include "suites.h"
 #include "clustercore.h"
 

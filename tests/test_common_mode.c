@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "base/base.h"
 #include "suites.h"
 
 START_TEST(regions_names_and_refusals)

@@ -13,7 +13,6 @@
 
 #include "files/raw.h"
 #include "frames.h"
-#include "internal.h"
 #include "suites.h"
 
 enum { ROWS = 24, COLS = 32, FRAMES = 10, PER_FILE = 4 };

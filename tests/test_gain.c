@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "files/files.h"
 #include "suites.h"
 
-#ifdef CC_HAVE_TIFF /* config.h, through internal.h, says */
+#ifdef CC_HAVE_TIFF /* config.h, through the core's headers, says */
 #include <tiffio.h>
 #endif
 

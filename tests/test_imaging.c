@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "analysis/analysis.h"
 #include "suites.h"
 
 /* Exactly the quotient the definition gives: one double division of the

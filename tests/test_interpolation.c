@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "analysis/analysis.h"
 #include "suites.h"
 
 /* Hand-built 3x3 clusters, centre at index 4. Under eta2:

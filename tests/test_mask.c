@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "files/files.h"
 #include "suites.h"
 
 enum { ROWS = 40, COLS = 48, DARK = 60, DATA = 40 };

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "pedestal/pedestal.h"
 #include "suites.h"
 
 static cc_finder *new_finder(uint32_t rows, uint32_t cols, uint32_t window,

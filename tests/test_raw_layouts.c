@@ -15,7 +15,6 @@
 
 #include "files/raw.h"
 #include "frames.h"
-#include "internal.h"
 #include "suites.h"
 
 enum { SIDE = 400, PIXELS = SIDE * SIDE, FRAMES = 5, PER_FILE = 2 };

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "internal.h"
+#include "simulation/simulation.h"
 #include "suites.h"
 
 enum { SIDE = 40 };

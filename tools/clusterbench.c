@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "clustercore.h"
-#include "internal.h" /* cc__finder_tune_cuda, for --cuda-shape */
+#include "finder/finder.h" /* cc__finder_tune_cuda, for --cuda-shape */
 #ifdef CC_HAVE_CUDA
 #include "copy_ceiling.h"
 #endif

@@ -4,7 +4,7 @@
  * cluster_arithmetic.h, which the CUDA backend shares. */
 #include <math.h>
 
-#include "internal.h"
+#include "analysis.h"
 
 int64_t cc_cluster_energy(cc_energy energy, uint32_t size_x, uint32_t size_y,
                           const int32_t *values)

@@ -5,7 +5,7 @@
  * int32 values: sums are exact integers and each quotient one division in
  * double, so every program gets the same bits (cluster_arithmetic.h).
  */
-#include "internal.h"
+#include "analysis.h"
 
 int cc_eta_range(cc_eta_function function, double *low, double *high)
 {

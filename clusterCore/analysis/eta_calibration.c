@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "analysis.h"
 
 int cc__eta_calibration_check(const cc_eta_calibration_info *info,
                               char *message)

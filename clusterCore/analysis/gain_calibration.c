@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "analysis.h"
 
 struct cc_gain_calibration {
     cc_gain_calibration_config config;

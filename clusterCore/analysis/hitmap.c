@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "analysis.h"
 
 struct cc_hitmap {
     uint32_t rows, cols;

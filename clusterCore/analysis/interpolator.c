@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "analysis.h"
 
 struct cc_interpolator {
     struct cc__image_map map; /* its tables are the arrays below */
@@ -309,17 +309,4 @@ int cc_interpolator_flatness(const cc_interpolator *interpolator,
     }
     *chi2_per_dof = chi2 / (double)(s * s - 1);
     return CC_OK;
-}
-
-int cc_interpolator_write_npy(const cc_interpolator *interpolator,
-                              const char *path, char *message)
-{
-    if (interpolator == NULL || path == NULL)
-        return cc__message(message, CC_EINVAL,
-                           "interpolator and path are needed");
-    const uint64_t shape[2] = {
-        (uint64_t)interpolator->map.rows * interpolator->map.subpixels,
-        (uint64_t)interpolator->map.cols * interpolator->map.subpixels};
-    return cc__npy_write(path, "'<u4'", 2, shape, interpolator->image,
-                         shape[0] * shape[1] * sizeof(uint32_t), message);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "analysis.h"
 
 enum { PARAMETERS = 5, ITERATIONS = 200 };
 

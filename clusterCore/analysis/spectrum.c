@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "analysis.h"
 
 /* Energies are integers: when [min, max) holds at most this many, each
  * one's bin is worked out once, at creation (a division per cluster

@@ -2,7 +2,7 @@
 /* tally.c: a frame's clusters into a spectrum and a hit map in one pass,
  * each cluster's energy worked out once for both (the plugin's output
  * threads do this for every frame). */
-#include "internal.h"
+#include "analysis.h"
 
 int cc_tally_frame(cc_spectrum *spectrum, cc_hitmap *hitmap,
                    const cc_frame_clusters *frame)

@@ -27,7 +27,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../internal.h"
+#include "backend.h"
 #include "fault.h"
 #include "kernels.h"
 

@@ -14,7 +14,7 @@
 
 #define CC__HD __host__ __device__
 #include "../clustercore.h"
-#include "../cluster_arithmetic.h"
+#include "../analysis/cluster_arithmetic.h"
 #include "cluster_tally.cuh"
 
 __global__ void count_kernel(cc__tally_binning binning,

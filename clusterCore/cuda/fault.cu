@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "backend.h"
 #include "fault.h"
 
 int cc__fault_from_environment(struct cc__fault *fault, char *message)

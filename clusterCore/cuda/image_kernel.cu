@@ -13,7 +13,7 @@
 
 #define CC__HD __host__ __device__
 #include "../clustercore.h"
-#include "../cluster_arithmetic.h"
+#include "../analysis/cluster_arithmetic.h"
 #include "cluster_tally.cuh"
 
 __global__ void image_kernel(cc__image_map map, cc__chunk_clusters chunk,

@@ -20,7 +20,7 @@
 namespace precision_float {
 typedef float real;
 #define DECIDE_BOUNDS __maxnreg__(64)
-#include "../finder/pixel_arithmetic.h"
+#include "../pedestal/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
 #include "common_mode_kernels.cuh"
 #undef DECIDE_BOUNDS
@@ -29,7 +29,7 @@ typedef float real;
 namespace precision_double {
 typedef double real;
 #define DECIDE_BOUNDS
-#include "../finder/pixel_arithmetic.h"
+#include "../pedestal/pixel_arithmetic.h"
 #include "frame_kernels.cuh"
 #include "common_mode_kernels.cuh"
 #undef DECIDE_BOUNDS

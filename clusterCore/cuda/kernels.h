@@ -14,7 +14,7 @@
 #ifndef CC__HD
 #define CC__HD __host__ __device__
 #endif
-#include "../common_mode_regions.h"
+#include "../base/common_mode_regions.h"
 
 /* The thresholds and sizes every kernel of a batch shares. */
 struct cc__frame_geometry {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "files.h"
 
 enum { record_buffer = 4096 }; /* clusters staged per fwrite */
 

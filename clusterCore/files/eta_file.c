@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "files.h"
 
 static const char file_magic[8] = {'C', 'C', 'E', 'T', 'A', 'C', 'A', 'L'};
 enum { file_version = 1 };

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "files.h"
 
 #ifdef CC_HAVE_TIFF
 #include <tiffio.h>

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "files.h"
 
 int cc__output_open(struct cc__output *output, const char *path,
                     char *message)

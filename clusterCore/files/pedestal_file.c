@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "files.h"
 
 static const char file_magic[8] = {'C', 'C', 'P', 'E', 'D', 'S', 'T', '\n'};
 enum { file_version = 2, first_version_with_mask = 2 };

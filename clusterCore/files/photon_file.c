@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "files.h"
 
 static_assert(sizeof(cc_photon_record) == 32,
               "a photon record is the .npy record: 32 packed bytes");

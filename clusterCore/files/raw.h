@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "files.h"
 
 /* NAME_master_I.json: prefix "DIR/NAME", index "I". */
 struct cc__run_name {

@@ -12,7 +12,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "files.h"
 #include "raw.h"
 
 static const char *const layout_names[] = {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "files.h"
 #include "raw.h"
 
 int cc__run_name_parse(const char *master_path, struct cc__run_name *name,

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "files.h"
 #include "raw.h"
 
 /* Then padded frames, or missing files, are only counted. */

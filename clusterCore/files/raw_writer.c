@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "files.h"
 #include "raw.h"
 
 /* slsDetector's detector types, in the header's detType. */

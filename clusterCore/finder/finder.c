@@ -8,9 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "internal.h"
+#include "finder.h"
 
 struct cc_finder {
     cc_config config;
@@ -68,16 +67,6 @@ static bool counting(const cc_finder *finder)
 /* Records the detail of a failure on the finder and returns code. */
 #define FAIL(finder, code, ...) \
     cc__message((finder)->last_error, (code), __VA_ARGS__)
-
-unsigned cc__resolve_threads(uint32_t threads)
-{
-    if (threads != 0)
-        return threads;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (online < 1)
-        return 1;
-    return online > (long)CC_THREADS_MAX ? CC_THREADS_MAX : (unsigned)online;
-}
 
 /* Builds the CPU backend; note says why it runs (may be empty). */
 static int open_cpu(cc_finder *finder, const char *note, char *message)
@@ -1466,9 +1455,4 @@ int cc__finder_tune_cuda(cc_finder *finder,
     (void)tuning;
 #endif
     return CC_ESTATE;
-}
-
-const char *cc_version(void)
-{
-    return PACKAGE_VERSION;
 }

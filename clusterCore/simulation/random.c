@@ -9,7 +9,7 @@
  */
 #include <math.h>
 
-#include "internal.h"
+#include "simulation.h"
 
 static uint64_t mix64(uint64_t z)
 {

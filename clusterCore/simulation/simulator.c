@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "simulation.h"
 
 /* Random streams: each purpose draws from its own numbers. */
 enum stream {

@@ -2,7 +2,7 @@
 /* truth.c: the simulator's ground truth, the photons of each frame. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "simulation.h"
 
 int cc_truth_new(cc_truth **truth)
 {

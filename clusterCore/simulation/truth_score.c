@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "simulation.h"
 
 struct cc_truth_score {
     uint32_t rows, cols;

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "files/files.h"
 #include "targets.h"
 
 void fuzz_npy_round_trip(const uint8_t *data, size_t size)

@@ -3,7 +3,6 @@
  * caller may name; what it accepts is self-consistent, because the reader
  * sizes its reads and builds its pixel map from it. */
 #include "files/raw.h"
-#include "internal.h"
 #include "targets.h"
 
 /* One parse with the chip a caller named. */

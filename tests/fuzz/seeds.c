@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 
 #include "clustercore.h"
-#include "internal.h"
+#include "files/files.h"
 #include "targets.h"
 
-#ifdef CC_HAVE_TIFF /* config.h, through internal.h, says */
+#ifdef CC_HAVE_TIFF /* config.h, through the core's headers, says */
 #include <tiffio.h>
 #endif
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "pedestal.h"
 
 size_t cc__precision_size(cc_precision precision)
 {

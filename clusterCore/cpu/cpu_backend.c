@@ -34,7 +34,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "cpu.h"
 
 /* One block of rows, alone on its cache lines: its owner writes `done`
  * and `claimed` once a step, every neighbour reads them. */

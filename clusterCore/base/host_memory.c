@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "base.h"
 
 void *cc_host_alloc(size_t size)
 {

@@ -8,7 +8,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../internal.h"
+#include "base.h"
 
 static void *pinned_resize(void *memory, size_t old_size, size_t new_size)
 {

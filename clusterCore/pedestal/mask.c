@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "pedestal.h"
 
 static int compare_doubles(const void *a, const void *b)
 {

@@ -2,7 +2,7 @@
 /* error.c: return codes, their descriptions, and message formatting. */
 #include <stdio.h>
 
-#include "internal.h"
+#include "base.h"
 
 const char *cc_strerror(int code)
 {

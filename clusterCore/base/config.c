@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* config.c: default settings and their validation. */
+/* config.c: default settings, their validation, and the names of their
+ * values (common mode, gain unit). */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 void cc_config_init(cc_config *config)
 {
@@ -48,6 +49,26 @@ int cc_common_mode_parse(const char *name, cc_common_mode *mode,
     return cc__message(message, CC_EINVAL,
                        "unknown common mode '%s': none, supercolumn, row or "
                        "half",
+                       name != NULL ? name : "(null)");
+}
+
+static const char *const gain_unit_names[] = {"relative", "adu-per-kev"};
+enum { GAIN_UNITS = sizeof gain_unit_names / sizeof gain_unit_names[0] };
+
+const char *cc_gain_unit_name(cc_gain_unit unit)
+{
+    return (unsigned)unit < GAIN_UNITS ? gain_unit_names[unit] : NULL;
+}
+
+int cc_gain_unit_parse(const char *name, cc_gain_unit *unit, char *message)
+{
+    for (unsigned u = 0; name != NULL && u < GAIN_UNITS; u++)
+        if (strcmp(name, gain_unit_names[u]) == 0) {
+            *unit = (cc_gain_unit)u;
+            return CC_OK;
+        }
+    return cc__message(message, CC_EINVAL,
+                       "unknown gain unit '%s': relative or adu-per-kev",
                        name != NULL ? name : "(null)");
 }
 

@@ -7,27 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-static const char *const gain_unit_names[] = {"relative", "adu-per-kev"};
-enum { GAIN_UNITS = sizeof gain_unit_names / sizeof gain_unit_names[0] };
-
-const char *cc_gain_unit_name(cc_gain_unit unit)
-{
-    return (unsigned)unit < GAIN_UNITS ? gain_unit_names[unit] : NULL;
-}
-
-int cc_gain_unit_parse(const char *name, cc_gain_unit *unit, char *message)
-{
-    for (unsigned u = 0; name != NULL && u < GAIN_UNITS; u++)
-        if (strcmp(name, gain_unit_names[u]) == 0) {
-            *unit = (cc_gain_unit)u;
-            return CC_OK;
-        }
-    return cc__message(message, CC_EINVAL,
-                       "unknown gain unit '%s': relative or adu-per-kev",
-                       name != NULL ? name : "(null)");
-}
+#include "pedestal.h"
 
 /* u of docs/spec.md §9.1: the values' unit per the map's. */
 static double unit_scale(cc_gain_unit unit)

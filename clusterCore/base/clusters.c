@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 static void *heap_resize(void *memory, size_t old_size, size_t new_size)
 {

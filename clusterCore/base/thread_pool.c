@@ -10,8 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
 
 /* How long a waiting thread spins before it sleeps. What it waits for
  * (a neighbour's frame, the next task) usually comes within microseconds,
@@ -265,4 +266,15 @@ void cc__pool_abandon(struct cc__pool *pool)
 {
     atomic_store(&pool->abandoned, true);
     wake_sleepers(pool);
+}
+
+/* The thread count that 0 (one per online CPU) or n stands for. */
+unsigned cc__resolve_threads(uint32_t threads)
+{
+    if (threads != 0)
+        return threads;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online < 1)
+        return 1;
+    return online > (long)CC_THREADS_MAX ? CC_THREADS_MAX : (unsigned)online;
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <tgmath.h>
 
-#include "internal.h"
+#include "cpu.h"
 
 #ifndef CC_REAL
 #error "compile pixel_cpu.c with -DCC_REAL=float or -DCC_REAL=double"
@@ -20,7 +20,7 @@
 
 typedef CC_REAL real;
 #define CC__HD
-#include "pixel_arithmetic.h"
+#include "../pedestal/pixel_arithmetic.h"
 
 #define CC__PASTE(name, type) name##_##type
 #define CC__NAME(name, type) CC__PASTE(name, type)
@@ -34,42 +34,6 @@ typedef CC_REAL real;
 #else
 #define ROW_LOOP static inline
 #endif
-
-void PRECISION_FN(cc__pedestal_store)(void *s, void *s2, size_t pixel,
-                                      int64_t centred_sum,
-                                      int64_t centred_sq)
-{
-    /* One correctly rounded conversion from the exact integers. */
-    ((real *)s)[pixel] = (real)centred_sum;
-    ((real *)s2)[pixel] = (real)centred_sq;
-}
-
-void PRECISION_FN(cc__pedestal_maps)(const struct cc__pedestal *pedestal,
-                                     double *mean, double *rms)
-{
-    const real *s = pedestal->s, *s2 = pedestal->s2;
-    const real n = (real)pedestal->window;
-    for (size_t p = 0; p < pedestal->pixels; p++) {
-        real s2_mean;
-        real sigma = pixel_rms(s[p], s2[p], n, &s2_mean);
-        if (mean != NULL)
-            mean[p] = (double)pedestal->baseline[p] + (double)(s[p] / n);
-        if (rms != NULL)
-            rms[p] = (double)sigma;
-    }
-}
-
-void PRECISION_FN(cc__pedestal_reference)(struct cc__pedestal *pedestal)
-{
-    const real *s = pedestal->s, *s2 = pedestal->s2;
-    real *offset = pedestal->reference_offset, *rms = pedestal->reference_rms;
-    const real n = (real)pedestal->window;
-    for (size_t p = 0; p < pedestal->pixels; p++) {
-        real s2_mean;
-        offset[p] = pixel_offset(s[p], n);
-        rms[p] = pixel_rms_from_offset(offset[p], s2[p], n, &s2_mean);
-    }
-}
 
 /* w = y - r_ref of every pixel of the frame (docs/spec.md §8.2), and
  * the bin of its whole-ADU value in the centre's histogram. */
