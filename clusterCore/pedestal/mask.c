@@ -60,3 +60,11 @@ uint64_t cc__mask_count(const struct cc__pedestal *pedestal)
         masked += pedestal->mask[p] != 0;
     return masked;
 }
+
+void cc__pedestal_copy_user_mask(struct cc__pedestal *dst,
+                                 const struct cc__pedestal *src)
+{
+    for (size_t p = 0; p < dst->pixels; p++)
+        dst->mask[p] = (uint8_t)((dst->mask[p] & ~CC__MASKED_BY_USER) |
+                                 (src->mask[p] & CC__MASKED_BY_USER));
+}

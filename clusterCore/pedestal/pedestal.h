@@ -65,6 +65,9 @@ int cc__mask_by_rms(struct cc__pedestal *pedestal, double factor,
                     char *message);
 /* Pixels masked for any reason. */
 uint64_t cc__mask_count(const struct cc__pedestal *pedestal);
+/* The user's part of src's mask, into dst's (of the same size). */
+void cc__pedestal_copy_user_mask(struct cc__pedestal *dst,
+                                 const struct cc__pedestal *src);
 
 /* ---- the gain map (gain.c) ---- */
 
