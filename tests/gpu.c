@@ -1357,6 +1357,125 @@ START_TEST(fault_cuda_fails_unchanged)
 }
 END_TEST
 
+/* A replacement of what the GPU keeps across batches that fails at its
+ * wait for the GPU's work (sync:2: the second replacement, planted) fails
+ * with CC_EDEVICE and keeps what was in force: the image, the spectra,
+ * the spectrum and hit map or the analog image (loop) set first goes on
+ * being added to, and holds a CPU finder's counts at the end. What the
+ * failed replacement made is freed: compute-sanitizer's leak check runs
+ * this case (tools/gpu_check.sh memcheck). */
+START_TEST(fault_replacement_kept)
+{
+    struct pool pool = make_pool(400, 400, 2330);
+    cc_clusters *want, *got;
+    ck_assert_int_eq(cc_clusters_new(&want), CC_OK);
+    ck_assert_int_eq(cc_clusters_new(&got), CC_OK);
+    cc_finder *cpu = trained_finder(&pool, fault_config(&pool, CC_BACKEND_CPU),
+                                    NULL);
+    cc_finder *gpu = planted_finder(&pool, fault_config(&pool, CC_BACKEND_CUDA),
+                                    "sync:2");
+    cc_finder *both[2] = {cpu, gpu};
+    char message[CC_MESSAGE_SIZE];
+    cc_eta_calibration *calibration = NULL;
+    cc_interpolator *image[2] = {NULL, NULL};
+    cc_gain_calibration *spectra[2] = {NULL, NULL};
+    struct tally tally[2] = {{NULL, NULL}, {NULL, NULL}};
+    if (_i == 0)
+        calibration = pool_calibration(&pool, fault_config(&pool, CC_BACKEND_CPU),
+                                       CC_ETA2, want);
+    for (int i = 0; i < 2; i++) {
+        if (_i == 0)
+            ck_assert_int_eq(cc_interpolator_new(&image[i], calibration,
+                                                 &window, 400, 400, 5, message),
+                             CC_OK);
+        else if (_i == 1)
+            spectra[i] = pool_spectra(&pool, CC_GAIN_EVENTS_SUM);
+        else if (_i == 2)
+            tally[i] = new_tally(&pool, 0);
+    }
+    /* set: replacement 1 on the GPU; again on the GPU: replacement 2,
+     * which fails. */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        cc_finder *finder = both[attempt > 0];
+        int rc = _i == 0 ? cc_finder_set_interpolator(finder, image[0])
+                 : _i == 1 ? cc_finder_set_gain_calibration(finder, spectra[0])
+                 : _i == 2 ? cc_finder_set_tally(finder, tally[0].spectrum,
+                                                 tally[0].hitmap)
+                           : cc_finder_set_analog(finder, attempt < 2);
+        ck_assert_int_eq(rc, attempt < 2 ? CC_OK : CC_EDEVICE);
+        if (attempt == 2) {
+            ck_assert_msg(strstr(cc_finder_last_error(gpu),
+                                 "finishing the GPU's work"),
+                          "%s", cc_finder_last_error(gpu));
+            break;
+        }
+        if (attempt == 1) { /* a batch into what the GPU keeps, first */
+            size_t n;
+            const uint16_t *frames = fault_batch(&pool, 0, &n);
+            ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want),
+                             CC_OK);
+            ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, n, got),
+                             CC_OK);
+        }
+    }
+    for (int b = 1; b < 3; b++) {
+        size_t n;
+        const uint16_t *frames = fault_batch(&pool, b, &n);
+        ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
+        int rc = cc_finder_process(gpu, frames, NULL, n, got);
+        ck_assert_msg(rc == CC_OK, "batch %d: %s", b, cc_finder_last_error(gpu));
+        assert_same_clusters(want, got);
+    }
+    if (_i == 0) {
+        for (int i = 0; i < 2; i++)
+            ck_assert_int_eq(cc_finder_take_image(both[i], image[i]), CC_OK);
+        cc_image_stats a, b;
+        cc_interpolator_stats(image[0], &a);
+        cc_interpolator_stats(image[1], &b);
+        ck_assert_uint_gt(a.photons, 0);
+        ck_assert_mem_eq(&b, &a, sizeof a);
+        ck_assert_mem_eq(cc_interpolator_image(image[1]),
+                         cc_interpolator_image(image[0]),
+                         2000 * 2000 * sizeof(uint32_t));
+    } else if (_i == 1) {
+        for (int i = 0; i < 2; i++)
+            ck_assert_int_eq(cc_finder_take_gain_calibration(both[i],
+                                                             spectra[i]),
+                             CC_OK);
+        assert_same_spectra(spectra[0], spectra[1], pool.pixels);
+    } else if (_i == 2) {
+        for (int i = 0; i < 2; i++)
+            take_tally(both[i], i, tally);
+        assert_same_tally(&tally[0], &tally[1], pool.pixels);
+    } else {
+        double *analog = calloc(2 * pool.pixels, sizeof *analog);
+        uint64_t summed[2] = {0, 0};
+        ck_assert_ptr_nonnull(analog);
+        for (int i = 0; i < 2; i++)
+            ck_assert_int_eq(cc_finder_take_analog(both[i],
+                                                   analog + i * pool.pixels,
+                                                   &summed[i]),
+                             CC_OK);
+        ck_assert_uint_gt(summed[0], 0);
+        ck_assert_uint_eq(summed[1], summed[0]);
+        ck_assert_mem_eq(analog + pool.pixels, analog,
+                         pool.pixels * sizeof *analog);
+        free(analog);
+    }
+    for (int i = 0; i < 2; i++) {
+        cc_interpolator_destroy(image[i]);
+        cc_gain_calibration_destroy(spectra[i]);
+        free_tally(&tally[i]);
+    }
+    cc_eta_calibration_destroy(calibration);
+    cc_finder_destroy(gpu);
+    cc_finder_destroy(cpu);
+    cc_clusters_destroy(got);
+    cc_clusters_destroy(want);
+    free_pool(&pool);
+}
+END_TEST
+
 /* A CC_CUDA_FAULT that says nothing sensible is refused: under cuda the
  * finder is not made, under auto it runs on the CPU and says why. */
 START_TEST(fault_setting_refused)
@@ -1425,6 +1544,7 @@ int main(void)
     tcase_add_test(faults, fault_auto_lost_retrains);
     tcase_add_loop_test(faults, fault_cuda_fails_unchanged, 0, 2);
     tcase_add_test(faults, fault_setting_refused);
+    tcase_add_loop_test(faults, fault_replacement_kept, 0, 4);
     /* Their CUDA calls fail on purpose: compute-sanitizer runs them apart
      * (CK_EXCLUDE_TAGS=planted_faults). */
     tcase_set_tags(faults, "planted_faults");

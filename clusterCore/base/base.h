@@ -70,6 +70,22 @@ static inline const uint16_t *cc__frame_at(const struct cc__frames *frames,
                                 : frames->first + k * frames->pixels;
 }
 
+/* What a batch asks of a backend (cpu/, cuda/): its frames, their
+ * numbers (NULL: first_number, first_number + 1, ...), the list their
+ * clusters go into and, with common mode on, room for each frame's
+ * figures: common_mode (n_frames * regions reals of the working
+ * precision) and estimated (as many bytes). */
+struct cc__batch_request {
+    const cc_config *config;
+    const struct cc__frames *frames;
+    const uint64_t *numbers;
+    uint64_t first_number;
+    size_t n_frames;
+    cc_clusters *out;
+    void *common_mode;
+    uint8_t *estimated;
+};
+
 /* ---- cluster lists (clusters.c) ---- */
 
 struct cc__frame_entry {

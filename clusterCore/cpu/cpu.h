@@ -97,18 +97,12 @@ int cc__cpu_new(struct cc__cpu **cpu, const cc_config *config,
 void cc__cpu_destroy(struct cc__cpu *cpu);
 unsigned cc__cpu_threads(const struct cc__cpu *cpu);
 /* Processes a batch against pedestal; commits the new state only when the
- * whole batch succeeded. */
-/* With common mode on, common_mode (n_frames * regions reals) and
- * estimated (as many bytes) receive each frame's figures. */
-/* gain is the factors k of docs/spec.md §9 in the working precision, or
- * NULL without a gain map. */
-int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
-                    struct cc__pedestal *pedestal,
-                    const struct cc__frames *frames,
-                    const uint64_t *numbers, uint64_t first_number,
-                    size_t n_frames, cc_clusters *out, const void *gain,
-                    void *common_mode, uint8_t *estimated, double *analog,
-                    char *message);
+ * whole batch succeeded. gain is the factors k of docs/spec.md §9 in the
+ * working precision, or NULL without a gain map; analog, when not NULL,
+ * receives the batch's analog sums (docs/spec.md §4.8). */
+int cc__cpu_process(struct cc__cpu *cpu, const struct cc__batch_request *batch,
+                    struct cc__pedestal *pedestal, const void *gain,
+                    double *analog, char *message);
 /* For tests: when set, a thread calls it before each step of a block of
  * rows (step k decides frame k - 1 and subtracts frame k), so a test can
  * hold one block back and show that its neighbours wait. */

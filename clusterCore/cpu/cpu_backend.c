@@ -536,14 +536,18 @@ static void estimate_common_mode(void *context, unsigned thread)
                                batch->estimated + k * regions);
 }
 
-int cc__cpu_process(struct cc__cpu *cpu, const cc_config *config,
-                    struct cc__pedestal *pedestal,
-                    const struct cc__frames *frames,
-                    const uint64_t *numbers, uint64_t first_number,
-                    size_t n_frames, cc_clusters *out, const void *gain,
-                    void *common_mode, uint8_t *estimated, double *analog,
-                    char *message)
+int cc__cpu_process(struct cc__cpu *cpu, const struct cc__batch_request *request,
+                    struct cc__pedestal *pedestal, const void *gain,
+                    double *analog, char *message)
 {
+    const cc_config *config = request->config;
+    const struct cc__frames *frames = request->frames;
+    const uint64_t *numbers = request->numbers;
+    const uint64_t first_number = request->first_number;
+    const size_t n_frames = request->n_frames;
+    cc_clusters *out = request->out;
+    void *common_mode = request->common_mode;
+    uint8_t *estimated = request->estimated;
     uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
     cc__clusters_clear(out, nx, ny);
     if (n_frames == 0)

@@ -29,12 +29,10 @@ int cc__cuda_upload(struct cc__cuda *cuda, const struct cc__pedestal *pedestal,
 /* Copies the GPU's committed state into pedestal's s and s2. */
 int cc__cuda_download(struct cc__cuda *cuda, struct cc__pedestal *pedestal,
                       char *message);
-/* As cc__cpu_process, common_mode and estimated included. */
-int cc__cuda_process(struct cc__cuda *cuda, const cc_config *config,
-                     const struct cc__frames *frames, const uint64_t *numbers,
-                     uint64_t first_number, size_t n_frames,
-                     cc_clusters *out, void *common_mode,
-                     uint8_t *estimated, char *message);
+/* Processes a batch against the GPU's pedestal, as cc__cpu_process (its
+ * gain map and analog image are the device's, set apart). */
+int cc__cuda_process(struct cc__cuda *cuda,
+                     const struct cc__batch_request *batch, char *message);
 
 /* From the next batch on, multiplies values and noise by factors (the
  * working precision's k of docs/spec.md §9, copied to the GPU); NULL: no

@@ -108,6 +108,16 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
     int rc = cc__finder_reserve_common_mode(finder, n_frames);
     if (rc != CC_OK)
         return rc;
+    const struct cc__batch_request request = {
+        .config = &finder->config,
+        .frames = &frames,
+        .numbers = frame_numbers,
+        .first_number = finder->counts.frames_processed,
+        .n_frames = n_frames,
+        .out = clusters,
+        .common_mode = finder->batch_common_mode,
+        .estimated = finder->batch_estimated,
+    };
     uint8_t *entered = NULL; /* after a fall-back: what the GPU entered of
                                 each frame (ENTERED_IN_IMAGE, ...) */
 #ifdef CC_HAVE_CUDA
@@ -117,10 +127,7 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
                     "no backend: the GPU failed and the CPU backend could "
                     "not be made; set the configuration again");
     if (finder->backend == CC_BACKEND_CUDA) {
-        rc = cc__cuda_process(finder->cuda, &finder->config, &frames,
-                              frame_numbers, finder->counts.frames_processed,
-                              n_frames, clusters, finder->batch_common_mode,
-                              finder->batch_estimated, finder->last_error);
+        rc = cc__cuda_process(finder->cuda, &request, finder->last_error);
         if (rc == CC_EDEVICE && finder->config.backend == CC_BACKEND_AUTO)
             rc = cc__finder_fall_back_to_cpu(finder, n_frames, &entered);
         else if (rc == CC_OK)
@@ -134,13 +141,8 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
         double *analog = summing ? finder->analog->batch : NULL;
         if (analog != NULL)
             memset(analog, 0, finder->pedestal.pixels * sizeof *analog);
-        rc = cc__cpu_process(finder->cpu, &finder->config, &finder->pedestal,
-                             &frames, frame_numbers,
-                             finder->counts.frames_processed, n_frames,
-                             clusters, finder->gain.factor,
-                             finder->batch_common_mode,
-                             finder->batch_estimated, analog,
-                             finder->last_error);
+        rc = cc__cpu_process(finder->cpu, &request, &finder->pedestal,
+                             finder->gain.factor, analog, finder->last_error);
         /* A batch's sums, frame after frame from zero, then into the
          * image's (docs/spec.md §4.8), as the GPU adds them. */
         for (size_t p = 0; rc == CC_OK && analog != NULL &&
