@@ -132,7 +132,9 @@ static void lockstep(const struct pool *pool, cc_config config,
                                                     b == 5 ? gains[1] : NULL,
                                                     unit),
                                  CC_OK);
-        bool pedestal_only = b % 8 == 6 || b % 16 == 3;
+        /* Pedestal frames from the second batch on, so that the shortest
+         * runs (compute-sanitizer's two frames) take that path too. */
+        bool pedestal_only = b == 1 || b % 8 == 6 || b % 16 == 3;
         if (pedestal_only)
             ck_assert_int_eq(cc_finder_add_pedestal(cpu, frames, n), CC_OK);
         else
