@@ -5,6 +5,9 @@
   exists, and a #anchor names a heading of it (GitHub's slugs).
 - A fenced block after "<!-- example: PATH -->" is PATH, byte for byte,
   so the example the docs show is the one the tests build.
+- A table after "<!-- files: DIR -->" names every file under DIR
+  (recursively) and no other, in its first column, as links or as
+  `paths` relative to DIR: a file added or removed without its row fails.
 - No file of the project refers to a specification or data outside the
   repository (the steering folder "../shared"), but for ../shared/deps,
   the folder of third-party source tarballs that tools/deps/build.sh
@@ -88,6 +91,48 @@ for document in documents:
             problems.append("%s: example %s: no such file" % (where, m.group(1)))
         elif open(example, encoding="utf-8").read() != m.group(2):
             problems.append("%s: the example block differs from %s" % (where, m.group(1)))
+
+# File tables: every file of the folder named, and no other.
+marker = re.compile(r"^<!-- files: (\S+) -->$")
+backticked = re.compile(r"`([^`]+)`")
+
+
+def files_under(folder):
+    found = set()
+    for here, dirs, names in os.walk(os.path.join(top, folder)):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("corpus",)]
+        for name in names:
+            if not name.startswith(".") and not name.endswith((".o", ".lo", ".la")):
+                found.add(os.path.relpath(os.path.join(here, name), top))
+    return found
+
+
+for document in documents:
+    where = os.path.relpath(document, top)
+    lines = open(document, encoding="utf-8").read().split("\n")
+    for number, line in enumerate(lines):
+        m = marker.match(line)
+        if not m:
+            continue
+        folder = m.group(1).rstrip("/")
+        named = set()
+        for row in lines[number + 1:]:
+            if not row.startswith("|"):
+                break
+            cell = row.split("|")[1]
+            if set(cell.strip()) <= set("-: "):
+                continue
+            for target in re.findall(r"\]\(([^)\s#]+)", cell):
+                named.add(os.path.relpath(os.path.normpath(
+                    os.path.join(os.path.dirname(document), target)), top))
+            for name in backticked.findall(re.sub(r"\[[^\]]*\]\([^)]*\)", "", cell)):
+                named.add(os.path.normpath(os.path.join(folder, name)))
+        expected = files_under(folder)
+        checked += 1
+        for path in sorted(expected - named):
+            problems.append("%s:%d: %s is missing from the table of %s/" % (where, number + 1, path, folder))
+        for path in sorted(named - expected):
+            problems.append("%s:%d: the table of %s/ names %s, which is not there" % (where, number + 1, folder, path))
 
 # Any text file of the project (as the distribution holds it).
 outside = re.compile(r"\.\./shared(?!/deps)|shared/SPEC|steering repo")
