@@ -37,7 +37,7 @@ include = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 epics = re.compile(r"^(epics|asyn|ND|AD[A-Z]|iocsh|db[A-Z]|dbAccess|registry|"
                    r"errlog|cantProceed|ellLib|alarm|recGbl|shareLib|osi)")
 public_only = {"NDPluginClusterCUDA", "moenchSource", "tools", "examples"}
-internal_allowed = {"tools/clusterbench.c"}
+internal_allowed = {"tools/clusterbench.h"}
 # A definition: a name at the start of a line's declarator, its
 # parameters, then a body (not a ';'), or PRECISION_FN(name)(...).
 definition = re.compile(
