@@ -1,12 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * NDClusterCUDAImaging.cpp: η calibration and the interpolated image
- * (docs/spec.md §7.4-§7.7) in the plugin. EtaMode Calibrate adds every
- * frame's clusters to the output threads' parts of a calibration;
- * Interpolate hands an interpolator to the finder, which places the
- * photons while it finds them (on the GPU when CUDA runs), and the image
- * is taken from it at each publication (address 5). Settings take effect
- * between batches, under the finder lock, so an image never mixes two.
+ * (NDClusterCUDAImaging.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,24 +14,82 @@
 
 static const char *const etaNames[] = {"eta2", "eta2full", "eta3"};
 
-/* What EtaMode and the settings it uses ask now (port locked). */
-NDPluginClusterCUDA::Imaging
-NDPluginClusterCUDA::wantedImaging(const cc_config &config)
+NDClusterCUDAImaging::NDClusterCUDAImaging(NDPluginClusterCUDA &plugin)
+    : NDClusterCUDAPart(plugin), inForce_(), calibration_(NULL),
+      calibrationNumber_(0), image_(NULL), unpublished_(false)
 {
-    Imaging wanted = {};
-    int windowed, energy;
-    getIntegerParam(ClusterEtaMode, &wanted.mode);
-    getIntegerParam(ClusterEtaFunction, &wanted.function);
-    getIntegerParam(ClusterEtaBins, &wanted.bins);
-    getIntegerParam(ClusterSubpixels, &wanted.subpixels);
-    getIntegerParam(ClusterWindowEnable, &windowed);
-    getIntegerParam(ClusterSpectrumEnergy, &energy);
-    wanted.windowed = windowed != 0;
-    wanted.window.energy = (cc_energy)energy;
-    getDoubleParam(ClusterWindowLow, &wanted.window.low);
-    getDoubleParam(ClusterWindowHigh, &wanted.window.high);
-    wanted.rows = (int)config.rows;
-    wanted.cols = (int)config.cols;
+    snprintf(calibrationNote_, sizeof calibrationNote_, "none");
+    epicsTimeGetCurrent(&lastImage_);
+    auto command = [this](asynUser *pasynUser, epicsInt32 &value) {
+        if (value != 0)
+            this->command(pasynUser->reason);
+        value = 0; /* a command, not a state */
+        return asynSuccess;
+    };
+    int32Param(ClusterEtaModeString, &EtaMode, ETA_OFF,
+               [this](asynUser *pasynUser, epicsInt32 &value) {
+                   return checkEtaMode(pasynUser, value);
+               });
+    int32Param(ClusterEtaFunctionString, &EtaFunction, CC_ETA2,
+               [this](asynUser *pasynUser, epicsInt32 &value) {
+                   double low, high;
+                   if (cc_eta_range((cc_eta_function)value, &low, &high) !=
+                       CC_OK)
+                       return refuse(pasynUser,
+                                     "EtaFunction %d is not eta2 (0), "
+                                     "eta2full (1) or eta3 (2)",
+                                     value);
+                   return asynSuccess;
+               });
+    int32Param(ClusterEtaBinsString, &EtaBins, 100,
+               [this](asynUser *pasynUser, epicsInt32 &value) {
+                   if (value < 1 || value > (int)CC_ETA_BINS_MAX)
+                       return refuse(pasynUser, "EtaBins %d must be 1 to %u",
+                                     value, CC_ETA_BINS_MAX);
+                   return asynSuccess;
+               });
+    octetParam(ClusterEtaFileString, &EtaFile, "");
+    int32Param(ClusterSaveEtaString, &SaveEta, 0, command);
+    int32Param(ClusterLoadEtaString, &LoadEta, 0, command);
+    octetParam(ClusterEtaCalibrationString, &EtaCalibration, calibrationNote_);
+    float64Param(ClusterCalibrationPhotonsString, &CalibrationPhotons, 0);
+    int32Param(ClusterSubpixelsString, &Subpixels, 5,
+               [this](asynUser *pasynUser, epicsInt32 &value) {
+                   if (value < 1 || value > (int)CC_SUBPIXELS_MAX)
+                       return refuse(pasynUser,
+                                     "Subpixels %d must be 1 to %u", value,
+                                     CC_SUBPIXELS_MAX);
+                   return asynSuccess;
+               });
+    int32Param(ClusterImageResetString, &ImageReset, 0, command);
+    float64Param(ClusterImagedPhotonsString, &ImagedPhotons, 0);
+    float64Param(ClusterImageUninterpolableString, &ImageUninterpolable, 0);
+    float64Param(ClusterImageClippedString, &ImageClipped, 0);
+    float64Param(ClusterImageOutsideString, &ImageOutside, 0);
+    float64Param(ClusterImageFlatnessString, &ImageFlatness, 0);
+}
+
+NDClusterCUDAImaging::~NDClusterCUDAImaging()
+{
+    cc_eta_calibration_destroy(calibration_);
+    cc_interpolator_destroy(image_);
+}
+
+/* What EtaMode and the settings it uses ask now (port locked). */
+NDClusterCUDAImaging::Wanted NDClusterCUDAImaging::wanted(int rows, int cols)
+{
+    const NDClusterCUDAOutputs &outputs = plugin_.outputs;
+    Wanted wanted = {};
+    wanted.mode = getInt(EtaMode);
+    wanted.function = getInt(EtaFunction);
+    wanted.bins = getInt(EtaBins);
+    wanted.subpixels = getInt(Subpixels);
+    wanted.windowed = getInt(outputs.WindowEnable) != 0;
+    wanted.window.energy = (cc_energy)getInt(outputs.SpectrumEnergy);
+    wanted.window.low = getDouble(outputs.WindowLow);
+    wanted.window.high = getDouble(outputs.WindowHigh);
+    wanted.rows = rows;
+    wanted.cols = cols;
     return wanted;
 }
 
@@ -50,12 +103,13 @@ static bool sameWindow(const cc_energy_window *a, const cc_energy_window *b)
 /* The output threads' parts of the calibration being taken, summed into
  * a new one; NULL when none is taken (finder lock held; takes the
  * accumulator locks). */
-cc_eta_calibration *NDPluginClusterCUDA::mergedCalibration(char *message)
+cc_eta_calibration *NDClusterCUDAImaging::mergedCalibration(char *message)
 {
     cc_eta_calibration *merged = NULL;
     int rc = CC_OK;
-    for (unsigned i = 0; rc == CC_OK && i < outputThreads_; i++) {
-        Accumulator &part = accumulators_[i];
+    NDClusterCUDAPipeline &pipeline = plugin_.pipeline;
+    for (unsigned i = 0; rc == CC_OK && i < pipeline.outputThreads(); i++) {
+        NDClusterCUDAPipeline::Accumulator &part = pipeline.accumulator(i);
         part.lock.lock();
         cc_eta_calibration_info info;
         if (part.calibration != NULL && merged == NULL &&
@@ -76,7 +130,7 @@ cc_eta_calibration *NDPluginClusterCUDA::mergedCalibration(char *message)
 
 /* calibration (made by the caller) is in force from now on; how says
  * where it came from (finder lock held). */
-void NDPluginClusterCUDA::replaceCalibration(cc_eta_calibration *calibration,
+void NDClusterCUDAImaging::replaceCalibration(cc_eta_calibration *calibration,
                                              const char *how)
 {
     cc_eta_calibration_info info;
@@ -96,26 +150,25 @@ void NDPluginClusterCUDA::replaceCalibration(cc_eta_calibration *calibration,
     calibrationNumber_++;
 }
 
-/* Stops imaging: the finder is given no interpolator, the image goes
- * (finder lock held). */
-void NDPluginClusterCUDA::stopImaging()
+void NDClusterCUDAImaging::stop()
 {
     if (image_ == NULL)
         return;
-    if (finder_ != NULL)
-        cc_finder_set_interpolator(finder_, NULL);
+    cc_finder *finder = plugin_.finder.finder;
+    if (finder != NULL)
+        cc_finder_set_interpolator(finder, NULL);
     cc_interpolator_destroy(image_);
     image_ = NULL;
-    imaging_.rows = imaging_.cols = 0; /* to be made again */
+    inForce_.rows = inForce_.cols = 0; /* to be made again */
 }
 
-/* Brings calibration and imaging to what a batch's job asks, before its
- * frames (finder lock held; takes the accumulator locks). What to tell
- * the user goes into message (NDCC_MESSAGE_SIZE bytes). */
-void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
+/* What to tell the user goes into message (NDCC_MESSAGE_SIZE bytes). */
+void NDClusterCUDAImaging::apply(const Wanted &asked, char *message)
 {
-    Imaging wanted = asked;
-    const Imaging now = imaging_;
+    Wanted wanted = asked;
+    const Wanted now = inForce_;
+    NDClusterCUDAPipeline &pipeline = plugin_.pipeline;
+    cc_finder *finder = plugin_.finder.finder;
     const cc_energy_window *window = wanted.windowed ? &wanted.window : NULL;
     const cc_energy_window *windowNow = now.windowed ? &now.window : NULL;
     const bool calibrationKept = now.mode == ETA_CALIBRATE &&
@@ -130,21 +183,22 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
         cc_eta_calibration *taken = now.mode == ETA_CALIBRATE
                                         ? mergedCalibration(message)
                                         : NULL;
-        cc_eta_calibration *parts[MAX_OUTPUT_THREADS] = {NULL};
+        cc_eta_calibration *parts[NDClusterCUDAPipeline::MAX_OUTPUT_THREADS] =
+            {NULL};
         int rc = CC_OK;
         for (unsigned i = 0; wanted.mode == ETA_CALIBRATE && rc == CC_OK &&
-                             i < outputThreads_;
+                             i < pipeline.outputThreads();
              i++)
             rc = cc_eta_calibration_new(&parts[i],
                                         (cc_eta_function)wanted.function,
                                         (uint32_t)wanted.bins, window,
                                         message);
-        for (unsigned i = 0; i < outputThreads_; i++) {
+        for (unsigned i = 0; i < pipeline.outputThreads(); i++) {
             if (rc != CC_OK) { /* no part, rather than some */
                 cc_eta_calibration_destroy(parts[i]);
                 parts[i] = NULL;
             }
-            Accumulator &part = accumulators_[i];
+            NDClusterCUDAPipeline::Accumulator &part = pipeline.accumulator(i);
             part.lock.lock();
             std::swap(part.calibration, parts[i]);
             part.lock.unlock();
@@ -176,7 +230,7 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
                            wanted.rows == now.rows && wanted.cols == now.cols &&
                            wanted.calibration == now.calibration;
     if (!imageKept)
-        stopImaging();
+        stop();
     if (wanted.mode == ETA_INTERPOLATE && !imageKept) {
         int rc = CC_EINVAL;
         if (calibration_ == NULL)
@@ -188,9 +242,9 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
                                      (uint32_t)wanted.rows,
                                      (uint32_t)wanted.cols,
                                      (uint32_t)wanted.subpixels, message);
-        if (rc == CC_OK && cc_finder_set_interpolator(finder_, image_) != CC_OK) {
+        if (rc == CC_OK && cc_finder_set_interpolator(finder, image_) != CC_OK) {
             snprintf(message, NDCC_MESSAGE_SIZE, "%s",
-                     cc_finder_last_error(finder_));
+                     cc_finder_last_error(finder));
             cc_interpolator_destroy(image_);
             image_ = NULL;
         } else if (rc == CC_OK) {
@@ -199,39 +253,40 @@ void NDPluginClusterCUDA::applyImaging(const Imaging &asked, char *message)
                      wanted.subpixels, wanted.subpixels, calibrationNote_);
         }
     }
-    imaging_ = wanted;
+    inForce_ = wanted;
 }
 
-/* Refuses an EtaMode the plugin cannot run: Interpolate needs a
- * calibration, in force or being taken, or one in EtaFile, which is then
- * loaded (as when autosave restores Interpolate). Port locked. */
-asynStatus NDPluginClusterCUDA::checkEtaMode(asynUser *pasynUser, int mode)
+/* Interpolate needs a calibration, in force or being taken, or one in
+ * EtaFile, which is then loaded (as when autosave restores Interpolate). */
+asynStatus NDClusterCUDAImaging::checkEtaMode(asynUser *pasynUser, int mode)
 {
     if (mode != ETA_OFF && mode != ETA_CALIBRATE && mode != ETA_INTERPOLATE)
-        return refuseWrite(pasynUser, "EtaMode %d is not Off (0), Calibrate "
-                                      "(1) or Interpolate (2)", mode);
+        return refuse(pasynUser,
+                      "EtaMode %d is not Off (0), Calibrate (1) or "
+                      "Interpolate (2)",
+                      mode);
     if (mode != ETA_INTERPOLATE)
         return asynSuccess;
-    int current;
-    getIntegerParam(ClusterEtaMode, &current);
-    finderLock_.lock();
+    int current = getInt(EtaMode);
+    plugin_.finder.lock.lock();
     bool have = calibration_ != NULL;
-    finderLock_.unlock();
+    plugin_.finder.lock.unlock();
     char message[NDCC_MESSAGE_SIZE];
     if (!have && current != ETA_CALIBRATE &&
         loadCalibration(message) != CC_OK)
-        return refuseWrite(pasynUser, "Interpolate refused: no eta "
-                                      "calibration in force, and %s",
-                           message);
+        return refuse(pasynUser,
+                      "Interpolate refused: no eta calibration in force, "
+                      "and %s",
+                      message);
     return asynSuccess;
 }
 
 /* Loads EtaFile as the calibration in force (port locked; takes the
  * finder lock). */
-int NDPluginClusterCUDA::loadCalibration(char *message)
+int NDClusterCUDAImaging::loadCalibration(char *message)
 {
     char path[512];
-    getStringParam(ClusterEtaFile, sizeof path, path);
+    getString(EtaFile, path, sizeof path);
     if (path[0] == '\0') {
         snprintf(message, NDCC_MESSAGE_SIZE, "EtaFile is empty");
         return CC_EINVAL;
@@ -246,79 +301,78 @@ int NDPluginClusterCUDA::loadCalibration(char *message)
     }
     char how[NDCC_MESSAGE_SIZE];
     formatMessage(how, sizeof how, "from %s", path);
-    finderLock_.lock();
+    plugin_.finder.lock.lock();
     replaceCalibration(loaded, how);
     formatMessage(message, NDCC_MESSAGE_SIZE, "eta calibration loaded: %s",
-             calibrationNote_);
-    setStringParam(ClusterEtaCalibration, calibrationNote_);
-    finderLock_.unlock();
+                  calibrationNote_);
+    plugin_.setStringParam(EtaCalibration, calibrationNote_);
+    plugin_.finder.lock.unlock();
     return CC_OK;
 }
 
 /* SaveEta, LoadEta or ImageReset (port locked; takes the finder lock). */
-void NDPluginClusterCUDA::etaCommand(int function)
+void NDClusterCUDAImaging::command(int function)
 {
     char message[NDCC_MESSAGE_SIZE];
-    if (function == ClusterLoadEta) {
+    if (function == LoadEta) {
         loadCalibration(message);
-        setStatus("%s", message);
+        status("%s", message);
         return;
     }
-    finderLock_.lock();
-    if (function == ClusterImageReset) {
-        if (image_ != NULL && finder_ != NULL)
-            cc_finder_take_image(finder_, image_); /* and drop it */
+    plugin_.finder.lock.lock();
+    cc_finder *finder = plugin_.finder.finder;
+    if (function == ImageReset) {
+        if (image_ != NULL && finder != NULL)
+            cc_finder_take_image(finder, image_); /* and drop it */
         cc_interpolator_reset(image_);
         /* The analog image too (DetectorMode Analog). */
-        bool analog = !analogSums_.empty();
-        takeAnalog(message); /* and drop it */
-        std::fill(analogSums_.begin(), analogSums_.end(), 0.0);
-        analogFrames_ = 0;
-        setStatus(image_ != NULL ? "interpolated image reset"
-                  : analog        ? "analog image reset"
-                                  : "no image: EtaMode is not Interpolate");
+        bool analog = plugin_.modes.resetAnalog();
+        status("%s", image_ != NULL ? "interpolated image reset"
+                     : analog       ? "analog image reset"
+                                    : "no image: EtaMode is not Interpolate");
     } else {
         char path[512];
-        getStringParam(ClusterEtaFile, sizeof path, path);
+        getString(EtaFile, path, sizeof path);
         /* While calibrating, what was taken so far; else the one in force. */
-        cc_eta_calibration *taken = imaging_.mode == ETA_CALIBRATE
+        cc_eta_calibration *taken = inForce_.mode == ETA_CALIBRATE
                                         ? mergedCalibration(message)
                                         : NULL;
         const cc_eta_calibration *saved = taken != NULL ? taken : calibration_;
         cc_eta_calibration_info info;
         if (saved == NULL)
-            setStatus("no eta calibration to save: take one first (EtaMode "
-                      "Calibrate)");
+            status("no eta calibration to save: take one first (EtaMode "
+                   "Calibrate)");
         else if (path[0] == '\0')
-            setStatus("EtaFile is empty: say where to save");
+            status("EtaFile is empty: say where to save");
         else if (cc_eta_calibration_save(saved, path, message) != CC_OK)
-            setStatus("%s", message);
+            status("%s", message);
         else if (cc_eta_calibration_info_get(saved, &info) == CC_OK)
-            setStatus("eta calibration of %" PRIu64 " photons saved to %s",
-                      info.photons, path);
+            status("eta calibration of %" PRIu64 " photons saved to %s",
+                   info.photons, path);
         cc_eta_calibration_destroy(taken);
     }
-    finderLock_.unlock();
+    plugin_.finder.lock.unlock();
 }
 
 /* The image imaged since the last take added to image_, as an NDArray
  * for address 5, with its counters; NULL while not interpolating, or
  * with a reason in message (finder lock held, port not: the copy of up
  * to 100 MB must not hold up the arrays). */
-NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
+NDArray *NDClusterCUDAImaging::takeImage(cc_image_stats *stats,
                                         double *flatness, char *message)
 {
-    if (image_ == NULL || finder_ == NULL)
+    cc_finder *finder = plugin_.finder.finder;
+    if (image_ == NULL || finder == NULL)
         return NULL;
-    if (cc_finder_take_image(finder_, image_) != CC_OK)
-        snprintf(message, NDCC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
+    if (cc_finder_take_image(finder, image_) != CC_OK)
+        snprintf(message, NDCC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder));
     cc_interpolator_stats(image_, stats);
     *flatness = 0;
     cc_interpolator_flatness(image_, flatness); /* 0 for S = 1 or empty */
-    const size_t s = (size_t)imaging_.subpixels;
-    size_t dims[2] = {(size_t)imaging_.cols * s, (size_t)imaging_.rows * s};
-    NDArray *pImage = mapArray(dims[0], dims[1], NDUInt32,
-                               "interpolated image (photons per sub-pixel)");
+    const size_t s = (size_t)inForce_.subpixels;
+    size_t dims[2] = {(size_t)inForce_.cols * s, (size_t)inForce_.rows * s};
+    NDArray *pImage = plugin_.outputs.mapArray(
+        dims[0], dims[1], NDUInt32, "interpolated image (photons per sub-pixel)");
     if (pImage == NULL) {
         snprintf(message, NDCC_MESSAGE_SIZE,
                  "no NDArray for the interpolated image: the pool is "
@@ -327,7 +381,7 @@ NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
     }
     memcpy(pImage->pData, cc_interpolator_image(image_),
            dims[0] * dims[1] * sizeof(uint32_t));
-    epicsInt32 subpixels = imaging_.subpixels;
+    epicsInt32 subpixels = inForce_.subpixels;
     double photons = (double)stats->photons;
     pImage->pAttributeList->add("Subpixels", "sub-pixels a pixel, a side",
                                 NDAttrInt32, &subpixels);
@@ -338,58 +392,51 @@ NDArray *NDPluginClusterCUDA::takeImage(cc_image_stats *stats,
     return pImage;
 }
 
-/* The interpolated image on address 5 and its counters, at most once per
- * period unless forced, while frames were imaged since the last
- * (publisher thread; takes the finder lock, then the port's). */
-void NDPluginClusterCUDA::publishImage(bool force, double period)
+void NDClusterCUDAImaging::publishImage(bool force, double period)
 {
     epicsTimeStamp now;
     epicsTimeGetCurrent(&now);
-    lock();
-    bool due = force || (imageUnpublished_ &&
+    plugin_.lock();
+    bool due = force || (unpublished_ &&
                          epicsTimeDiffInSeconds(&now, &lastImage_) >= period);
     if (due)
-        imageUnpublished_ = false;
-    unlock();
+        unpublished_ = false;
+    plugin_.unlock();
     if (!due)
         return;
     lastImage_ = now;
     cc_image_stats stats;
     double flatness;
     char message[NDCC_MESSAGE_SIZE] = "";
-    finderLock_.lock();
+    plugin_.finder.lock.lock();
     bool imaging = image_ != NULL;
     NDArray *pImage = takeImage(&stats, &flatness, message);
-    finderLock_.unlock();
+    plugin_.finder.lock.unlock();
     if (!imaging)
         return;
-    lock();
-    setDoubleParam(ClusterImagedPhotons, (double)stats.photons);
-    setDoubleParam(ClusterImageUninterpolable, (double)stats.uninterpolable);
-    setDoubleParam(ClusterImageClipped, (double)stats.clipped);
-    setDoubleParam(ClusterImageOutside, (double)stats.outside);
-    setDoubleParam(ClusterImageFlatness, flatness);
+    plugin_.lock();
+    plugin_.setDoubleParam(ImagedPhotons, (double)stats.photons);
+    plugin_.setDoubleParam(ImageUninterpolable, (double)stats.uninterpolable);
+    plugin_.setDoubleParam(ImageClipped, (double)stats.clipped);
+    plugin_.setDoubleParam(ImageOutside, (double)stats.outside);
+    plugin_.setDoubleParam(ImageFlatness, flatness);
     if (message[0] != '\0')
-        setStatus("%s", message);
-    callParamCallbacks();
-    if (pImage != NULL) {
-        getTimeStamp(&pImage->epicsTS);
-        doCallbacksGenericPointer(pImage, NDArrayData, ADDRESS_IMAGE);
-    }
-    unlock();
-    if (pImage != NULL)
-        pImage->release();
+        status("%s", message);
+    plugin_.callParamCallbacks();
+    plugin_.publishArray(pImage, NDPluginClusterCUDA::ADDRESS_IMAGE);
+    plugin_.unlock();
 }
 
 /* The calibration's PVs: the photons of the one being taken, while
  * calibrating, else of the one in force (port and finder lock held). */
-void NDPluginClusterCUDA::publishCalibration()
+void NDClusterCUDAImaging::publishCalibration()
 {
     uint64_t photons = 0;
     cc_eta_calibration_info info;
-    if (imaging_.mode == ETA_CALIBRATE) {
-        for (unsigned i = 0; i < outputThreads_; i++) {
-            Accumulator &part = accumulators_[i];
+    NDClusterCUDAPipeline &pipeline = plugin_.pipeline;
+    if (inForce_.mode == ETA_CALIBRATE) {
+        for (unsigned i = 0; i < pipeline.outputThreads(); i++) {
+            NDClusterCUDAPipeline::Accumulator &part = pipeline.accumulator(i);
             part.lock.lock();
             if (cc_eta_calibration_info_get(part.calibration, &info) == CC_OK)
                 photons += info.photons;
@@ -398,18 +445,6 @@ void NDPluginClusterCUDA::publishCalibration()
     } else if (cc_eta_calibration_info_get(calibration_, &info) == CC_OK) {
         photons = info.photons;
     }
-    setDoubleParam(ClusterCalibrationPhotons, (double)photons);
-    setStringParam(ClusterEtaCalibration, calibrationNote_);
-}
-
-/* The window's keV readbacks from the ADU window and the gain (port
- * locked). */
-void NDPluginClusterCUDA::setKeV()
-{
-    double gain, low, high;
-    getDoubleParam(ClusterAduPerKeV, &gain);
-    getDoubleParam(ClusterWindowLow, &low);
-    getDoubleParam(ClusterWindowHigh, &high);
-    setDoubleParam(ClusterWindowLowKeV, gain > 0 ? low / gain : 0);
-    setDoubleParam(ClusterWindowHighKeV, gain > 0 ? high / gain : 0);
+    plugin_.setDoubleParam(CalibrationPhotons, (double)photons);
+    plugin_.setStringParam(EtaCalibration, calibrationNote_);
 }

@@ -1,47 +1,84 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * NDClusterCUDAPipeline.cpp: the batch pipeline behind processCallbacks.
- * The processing thread hands batches of held arrays over; the finder
- * thread makes one core call a batch, in order; output threads take the
- * batches in turn and publish them in order. Batch k lives in slot
- * k % batchSlots_ from the moment it is filled until it is published.
+ * NDClusterCUDAPipeline.cpp: the batches behind processCallbacks
+ * (NDClusterCUDAPipeline.h). The finder thread brings each part to what
+ * the batch's job asks, between batches, then makes the core call.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <algorithm>
 
 #include <epicsThread.h>
 
 #include "NDPluginClusterCUDA.h"
 
+static const char *driverName = "NDPluginClusterCUDA";
+
+/* Held arrays come from the source's pool: a bound keeps the plugin from
+ * taking all of it. */
+static const int maxBatchLimit = 4096;
+
+NDClusterCUDAPipeline::NDClusterCUDAPipeline(NDPluginClusterCUDA &plugin,
+                                             size_t maxMemory,
+                                             unsigned outputThreads)
+    : NDClusterCUDAPart(plugin), outputThreads_(outputThreads),
+      batchSlots_(2 * outputThreads + 2), handedOver_(0), found_(0),
+      published_(0), threadsMissing_(false), output0Delay_(0)
+{
+    int32Param(ClusterMaxBatchString, &MaxBatch, 64,
+               [this](asynUser *pasynUser, epicsInt32 &value) {
+                   if (value < 1 || value > maxBatchLimit)
+                       return refuse(pasynUser, "MaxBatch %d must be 1 to %d",
+                                     value, maxBatchLimit);
+                   return asynSuccess;
+               });
+    int32Param(ClusterLastBatchString, &LastBatch, 0);
+    float64Param(ClusterFinderTimeString, &FinderTime, 0);
+    int32Param(ClusterBadArraysString, &BadArrays, 0);
+    for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
+        accumulators_[i].calibration = NULL;
+        /* For the IOC's life, as arrays handed on may outlive the plugin. */
+        accumulators_[i].clusterPool =
+            i < outputThreads_
+                ? new NDArrayPool(&plugin, maxMemory / outputThreads_)
+                : NULL;
+    }
+    for (unsigned b = 0; b < batchSlots_; b++) {
+        batches_[b].trained = batches_[b].found = 0;
+        if (cc_clusters_new(&batches_[b].clusters) != CC_OK)
+            status("out of memory for the cluster lists");
+    }
+}
+
+NDClusterCUDAPipeline::~NDClusterCUDAPipeline()
+{
+    releaseArrays(held_);
+    for (unsigned b = 0; b < batchSlots_; b++) {
+        releaseArrays(batches_[b].arrays);
+        cc_clusters_destroy(batches_[b].clusters);
+    }
+    for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++)
+        cc_eta_calibration_destroy(accumulators_[i].calibration);
+}
+
 /* What an output thread starts with. */
 struct OutputStart {
-    NDPluginClusterCUDA *plugin;
+    NDClusterCUDAPipeline *pipeline;
     unsigned index;
 };
 
-static void publisherTaskC(void *plugin)
+static void finderTaskC(void *pipeline)
 {
-    static_cast<NDPluginClusterCUDA *>(plugin)->publisherTask();
-}
-
-static void finderTaskC(void *plugin)
-{
-    static_cast<NDPluginClusterCUDA *>(plugin)->finderTask();
+    static_cast<NDClusterCUDAPipeline *>(pipeline)->finderTask();
 }
 
 static void outputTaskC(void *start)
 {
     OutputStart *output = static_cast<OutputStart *>(start);
-    output->plugin->outputTask(output->index);
+    output->pipeline->outputTask(output->index);
 }
 
-/* Starts the publisher, the finder and the output threads (constructor).
- * Without the finder or an output thread, batches are worked inline. */
-void NDPluginClusterCUDA::startThreads(const char *portName)
+void NDClusterCUDAPipeline::startThreads(const char *portName)
 {
     /* For the tests only: output thread 0 late with every batch, so that
      * the others would overtake it were the publish turn not awaited. */
@@ -51,11 +88,6 @@ void NDPluginClusterCUDA::startThreads(const char *portName)
         printf("%s: NDCLUSTERCUDA_OUTPUT0_DELAY_MS: output thread 0 waits "
                "%g ms before each of its publish turns (a test's hook)\n",
                portName, output0Delay_ * 1000);
-    if (epicsThreadCreate("NDClusterCUDAPublish", epicsThreadPriorityLow,
-                          epicsThreadGetStackSize(epicsThreadStackMedium),
-                          publisherTaskC, this) == NULL)
-        setStatus("could not start the publisher thread: spectra are "
-                  "published with frames only");
     /* Named after the port, so that a benchmark can find their CPU time;
      * as urgent as the processing thread, which feeds them. */
     char name[64];
@@ -67,7 +99,7 @@ void NDPluginClusterCUDA::startThreads(const char *portName)
     for (unsigned i = 0; i < outputThreads_; i++) {
         epicsSnprintf(name, sizeof name, "%s_Out%u", portName, i);
         OutputStart *start = new OutputStart; /* the thread's, for good */
-        start->plugin = this;
+        start->pipeline = this;
         start->index = i;
         if (epicsThreadCreate(name, epicsThreadPriorityMedium,
                               epicsThreadGetStackSize(epicsThreadStackMedium),
@@ -78,48 +110,41 @@ void NDPluginClusterCUDA::startThreads(const char *portName)
     }
 }
 
-/* snprintf for messages to people, which may end cut short. */
-void NDPluginClusterCUDA::formatMessage(char *message, size_t size,
-                                        const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, size, format, args);
-    va_end(args);
-}
-
-/* Adds more (unless empty) to message, NDCC_MESSAGE_SIZE bytes, after a
- * "; " when message holds something already. */
-void NDPluginClusterCUDA::appendMessage(char *message, const char *more)
-{
-    size_t used = strlen(message);
-    if (more[0] != '\0')
-        formatMessage(message + used, NDCC_MESSAGE_SIZE - used, "%s%s",
-                      used > 0 ? "; " : "", more);
-}
-
-void NDPluginClusterCUDA::releaseArrays(std::vector<NDArray *> &arrays)
+void NDClusterCUDAPipeline::releaseArrays(std::vector<NDArray *> &arrays)
 {
     for (size_t k = 0; k < arrays.size(); k++)
         arrays[k]->release();
     arrays.clear();
 }
 
-/* Creates the finder, or reconfigures it (finder lock held, port not:
- * what to tell the user goes into message, NDCC_MESSAGE_SIZE bytes). */
-int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
-                                     char *message)
+void NDClusterCUDAPipeline::refuseArray(NDArray *pArray, const char *why)
 {
-    if (finder_ == NULL)
-        return cc_finder_new(&finder_, &config, message);
-    int rc = cc_finder_set_config(finder_, &config);
-    if (rc != CC_OK)
-        snprintf(message, NDCC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder_));
-    else if (newFrameSize)
-        snprintf(message, NDCC_MESSAGE_SIZE,
-                 "frame size changed to %u x %u: the pedestal is reset",
-                 config.cols, config.rows);
-    return rc;
+    plugin_.setIntegerParam(BadArrays, getInt(BadArrays) + 1);
+    status("array %d refused: %s", pArray->uniqueId, why);
+    asynPrint(plugin_.pasynUserSelf, ASYN_TRACE_ERROR,
+              "%s: array %d refused: %s\n", driverName, pArray->uniqueId, why);
+    plugin_.callParamCallbacks();
+}
+
+void NDClusterCUDAPipeline::take(NDArray *pArray)
+{
+    /* A batch holds frames of one size. */
+    if (!held_.empty() && (held_[0]->dims[0].size != pArray->dims[0].size ||
+                           held_[0]->dims[1].size != pArray->dims[1].size))
+        processHeld();
+    int maxBatch = getInt(MaxBatch);
+    if (held_.capacity() < (size_t)maxBatch)
+        held_.reserve((size_t)maxBatch);
+    pArray->reserve();
+    held_.push_back(pArray);
+    /* processTask read QueueFree just before this call: arrays still
+     * queued will come next, so this one can wait for them. */
+    bool moreQueued = !getInt(plugin_.NDPluginDriverBlockingCallbacks) &&
+                      getInt(plugin_.NDPluginDriverQueueFree) <
+                          getInt(plugin_.NDPluginDriverQueueSize);
+    if (moreQueued && held_.size() < (size_t)maxBatch)
+        return;
+    processHeld();
 }
 
 /* Hands the held arrays, with what the PVs ask now, to the finder thread
@@ -127,281 +152,190 @@ int NDPluginClusterCUDA::applyConfig(const cc_config &config, bool newFrameSize,
  * for). Without the finder and output threads (blocking callbacks, or
  * they could not start) every batch out is published first, and this
  * one is worked and published here. */
-void NDPluginClusterCUDA::processHeld()
+void NDClusterCUDAPipeline::processHeld()
 {
-    int blocking;
-    getIntegerParam(NDPluginDriverBlockingCallbacks, &blocking);
-    Job job;
     int cols = (int)held_[0]->dims[0].size, rows = (int)held_[0]->dims[1].size;
-    frameRows_ = rows;
-    frameCols_ = cols;
-    job.config = wantedConfig(rows, cols);
-    getIntegerParam(ClusterMaxClusters, &job.maxClusters);
-    getIntegerParam(ClusterSpectrumEnergy, &job.energy);
-    getIntegerParam(ClusterSpectrumBins, &job.bins);
-    getDoubleParam(ClusterSpectrumMin, &job.min);
-    getDoubleParam(ClusterSpectrumMax, &job.max);
-    job.settingsChanged = settingsChanged_;
-    job.spectrumChanged = spectrumChanged_;
-    job.windowChanged = windowChanged_;
-    settingsChanged_ = spectrumChanged_ = windowChanged_ = false;
-    /* The IOC's first frame: with LoadFilesAtStart, the pedestal and the
-     * mask saved before a restart (PedestalFile and MaskFile, as autosave
-     * restored them) are loaded before it, as a LoadPedestal and a
-     * LoadMask asked then would be. An empty MaskFile loads nothing: it
-     * would clear the mask saved with the pedestal. */
-    if (!framesSeen_) {
-        framesSeen_ = true;
-        int atStart;
-        getIntegerParam(ClusterLoadFilesAtStart, &atStart);
-        auto named = [this](int file) {
-            char path[512];
-            getStringParam(file, sizeof path, path);
-            return path[0] != '\0';
-        };
-        if (atStart) {
-            pendingLoad_ = pendingLoad_ || named(ClusterPedestalFile);
-            pendingMask_ = pendingMask_ || named(ClusterMaskFile);
-        }
-    }
-    /* A LoadPedestal asked for before the frame size was known (as after
-     * an IOC restart) is done now, before these frames. */
-    job.load = pendingLoad_;
-    pendingLoad_ = false;
-    job.loadPath[0] = '\0';
-    if (job.load)
-        getStringParam(ClusterPedestalFile, sizeof job.loadPath, job.loadPath);
-    /* The same for a LoadMask, after the pedestal (which brings a mask of
-     * its own). */
-    job.loadMask = pendingMask_;
-    pendingMask_ = false;
-    job.maskPath[0] = '\0';
-    if (job.loadMask)
-        getStringParam(ClusterMaskFile, sizeof job.maskPath, job.maskPath);
-    job.imaging = wantedImaging(job.config);
-    job.gain = wantedGain(rows, cols);
-    getIntegerParam(ClusterFrameMode, &job.frameMode);
-    int detectorMode;
-    getIntegerParam(ClusterDetectorMode, &detectorMode);
-    job.analog = detectorMode == DETECTOR_MODE_ANALOG;
-    job.newPedestal = newPedestalPending_;
-    newPedestalPending_ = false;
+    Job job;
+    job.finder = plugin_.finder.wanted(rows, cols);
+    job.maxClusters = getInt(plugin_.finder.MaxClusters);
+    job.outputs = plugin_.outputs.wanted();
+    job.imaging = plugin_.imaging.wanted(rows, cols);
+    job.gain = plugin_.corrections.wanted(rows, cols);
+    job.modes = plugin_.modes.wanted();
 
-    bool publishHere = blocking || threadsMissing_;
-    this->unlock();
+    bool publishHere =
+        getInt(plugin_.NDPluginDriverBlockingCallbacks) || threadsMissing_;
+    plugin_.unlock();
     Batch &batch = emptyBatch(publishHere);
     batch.job = job;
     batch.arrays.swap(held_); /* held_ is this thread's alone */
     if (publishHere) {
         runFinder(batch);
         prepareBatch(batch, accumulators_[0]);
-        this->lock();
+        plugin_.lock();
         publishBatch(batch);
     } else {
         handOver();
-        this->lock();
+        plugin_.lock();
     }
-    callParamCallbacks();
+    plugin_.callParamCallbacks();
 }
 
-/* Trains on, or finds the clusters of, a batch's arrays in one core call,
- * after any reconfiguration its job asks for (finder thread, or the
- * processing thread without one; port unlocked). What the user is to be
- * told waits in the batch for reportBatch. */
-void NDPluginClusterCUDA::runFinder(Batch &batch)
+/* Brings the finder and every part to what the batch's job asks (finder
+ * lock held): CC_OK, or the finder cannot work the batch. What the loads
+ * and parts did is added to the message, so that the status after a
+ * restart says what came back. */
+int NDClusterCUDAPipeline::prepareFinder(Batch &batch)
 {
     const Job &job = batch.job;
+    NDClusterCUDAFinder &finder = plugin_.finder;
+    int rows = (int)job.finder.config.rows, cols = (int)job.finder.config.cols;
+    batch.newFrameSize = rows != finder.rows || cols != finder.cols;
+    bool reconfigure = job.finder.settingsChanged || batch.newFrameSize ||
+                       finder.finder == NULL;
+    if (batch.newFrameSize) { /* images, spectra and maps of one size */
+        plugin_.imaging.stop();
+        plugin_.corrections.takeGainSpectra(true, NULL);
+        plugin_.outputs.stopCounting();
+        plugin_.modes.stopAnalog();
+    }
+    int rc = CC_OK;
+    if (reconfigure)
+        rc = finder.configure(job.finder.config,
+                              batch.newFrameSize && finder.finder != NULL,
+                              batch.message);
+    if (reconfigure && finder.finder != NULL)
+        batch.backend = cc_finder_backend_description(finder.finder);
+    if (rc == CC_OK && (job.outputs.spectrumChanged || batch.newFrameSize))
+        rc = plugin_.outputs.prepare(rows, cols, job.outputs, batch.message);
+    if (rc != CC_OK)
+        return rc;
+    finder.rows = rows;
+    finder.cols = cols;
+    char step[NDCC_MESSAGE_SIZE] = "";
+    if ((job.outputs.windowChanged || job.outputs.spectrumChanged ||
+         batch.newFrameSize) &&
+        plugin_.outputs.applyWindow(job.imaging, step) != CC_OK)
+        appendMessage(batch.message, step); /* the frames are found still */
+    finder.load(job.finder, batch.message);
+    step[0] = '\0';
+    plugin_.corrections.apply(job.gain, batch.newFrameSize, step);
+    appendMessage(batch.message, step);
+    step[0] = '\0';
+    plugin_.imaging.apply(job.imaging, step);
+    appendMessage(batch.message, step);
+    step[0] = '\0';
+    plugin_.modes.applyAnalog(job.modes.analog, step);
+    appendMessage(batch.message, step);
+    return CC_OK;
+}
+
+/* The batch's pedestal frames, then dark frames while the pedestal
+ * trains, then the rest in one core call (finder lock held). */
+void NDClusterCUDAPipeline::findClusters(Batch &batch)
+{
+    cc_finder *finder = plugin_.finder.finder;
     const size_t n = batch.arrays.size();
-    int rows = (int)job.config.rows, cols = (int)job.config.cols;
-    finderLock_.lock();
+    epicsTimeStamp start, end;
+    epicsTimeGetCurrent(&start);
+    cc_finder_get_stats(finder, &batch.stats);
+    batch.rc = plugin_.modes.pedestalFrames(batch.job.modes, batch.arrays,
+                                            &batch.trained, &batch.stats);
+    while (batch.rc == CC_OK && batch.trained < n &&
+           batch.stats.state == CC_PEDESTAL_TRAINING) {
+        batch.rc = cc_finder_train(
+            finder, (const uint16_t *)batch.arrays[batch.trained]->pData, 1);
+        if (batch.rc == CC_OK)
+            batch.trained++;
+        cc_finder_get_stats(finder, &batch.stats);
+    }
+    /* The status says how many pixels are without noise (reportBatch). */
+    if (batch.trained > 0 && batch.stats.state == CC_PEDESTAL_READY)
+        batch.noiseless = plugin_.outputs.noiselessPixels();
+    finderFrames_.clear();
+    finderNumbers_.clear();
+    for (size_t k = batch.trained; batch.rc == CC_OK && k < n; k++) {
+        finderFrames_.push_back((const uint16_t *)batch.arrays[k]->pData);
+        finderNumbers_.push_back((uint64_t)batch.arrays[k]->uniqueId);
+    }
+    if (!finderFrames_.empty()) {
+        cc_backend before = cc_finder_backend(finder);
+        batch.rc = cc_finder_process_list(finder, finderFrames_.data(),
+                                          finderNumbers_.data(),
+                                          finderFrames_.size(),
+                                          batch.clusters);
+        if (batch.rc == CC_OK)
+            batch.found = finderFrames_.size();
+        /* The GPU failed and the finder moved to the CPU (having done the
+         * batch again, or to train again): BackendInUse and the status
+         * say so. */
+        if (cc_finder_backend(finder) != before) {
+            batch.backend = cc_finder_backend_description(finder);
+            formatMessage(batch.message, sizeof batch.message, "%s",
+                          cc_finder_last_error(finder));
+        }
+    }
+    epicsTimeGetCurrent(&end);
+    batch.finderTime = epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
+    if (batch.rc != CC_OK)
+        formatMessage(batch.message, sizeof batch.message, "%s",
+                      cc_finder_last_error(finder));
+    cc_finder_get_stats(finder, &batch.stats);
+}
+
+/* Trains on, or finds the clusters of, a batch's arrays (finder thread,
+ * or the processing thread without one; port unlocked). What the user is
+ * to be told waits in the batch for reportBatch. */
+void NDClusterCUDAPipeline::runFinder(Batch &batch)
+{
+    const size_t n = batch.arrays.size();
     batch.message[0] = '\0';
     batch.backend.clear();
-    batch.newFrameSize = rows != rows_ || cols != cols_;
-    bool reconfigure = job.settingsChanged || batch.newFrameSize ||
-                       finder_ == NULL;
-    int rc = CC_OK;
-    if (batch.newFrameSize) { /* its image, spectra and hit map are of one
-                                 size */
-        stopImaging();
-        takeGainSpectra(true, NULL);
-        stopCounting();
-        stopAnalog();
-    }
-    if (reconfigure)
-        rc = applyConfig(job.config, batch.newFrameSize && finder_ != NULL,
-                         batch.message);
-    if (rc == CC_OK && (job.spectrumChanged || batch.newFrameSize))
-        rc = prepareAccumulators(rows, cols, job.energy, job.bins, job.min,
-                                 job.max, batch.message);
-    if (rc == CC_OK) {
-        rows_ = rows;
-        cols_ = cols;
-    }
-    /* What the loads and imaging did is added to the message, so that
-     * the status after a restart says what came back. */
-    char step[NDCC_MESSAGE_SIZE];
-    if (rc == CC_OK &&
-        (job.windowChanged || job.spectrumChanged || batch.newFrameSize) &&
-        applyWindow(job, step) != CC_OK)
-        appendMessage(batch.message, step); /* the frames are found still */
-    if (rc == CC_OK && job.load) {
-        /* A refused file keeps the pedestal (these frames then train a
-         * new one): the frames are not lost. */
-        if (cc_finder_load_pedestal(finder_, job.loadPath) == CC_OK)
-            formatMessage(step, sizeof step, "pedestal loaded from %s",
-                          job.loadPath);
-        else
-            formatMessage(step, sizeof step,
-                          "%s; the pedestal in force is kept",
-                          cc_finder_last_error(finder_));
-        appendMessage(batch.message, step);
-    }
-    if (rc == CC_OK && job.loadMask) { /* a refused file keeps the mask */
-        loadMask(job.maskPath, step);
-        appendMessage(batch.message, step);
-    }
-    if (rc == CC_OK) {
-        step[0] = '\0';
-        applyGain(job.gain, batch.newFrameSize, step);
-        appendMessage(batch.message, step);
-        step[0] = '\0';
-        applyImaging(job.imaging, step);
-        appendMessage(batch.message, step);
-        step[0] = '\0';
-        applyAnalog(job.analog, step);
-        appendMessage(batch.message, step);
-    }
-    if (reconfigure && finder_ != NULL)
-        batch.backend = cc_finder_backend_description(finder_);
-    batch.trained = 0;
-    batch.found = 0;
+    batch.trained = batch.found = batch.noiseless = 0;
     batch.finderTime = -1;
-    if (rc == CC_OK) {
-        epicsTimeStamp start, end;
-        epicsTimeGetCurrent(&start);
-        cc_finder_get_stats(finder_, &batch.stats);
-        if (job.frameMode != FRAME_MODE_FRAME || job.newPedestal)
-            rc = runPedestalFrames(batch);
-        /* Dark frames first while training; once the pedestal is ready
-         * the rest go to the finder together. */
-        while (rc == CC_OK && batch.trained < n &&
-               batch.stats.state == CC_PEDESTAL_TRAINING) {
-            rc = cc_finder_train(
-                finder_, (const uint16_t *)batch.arrays[batch.trained]->pData,
-                1);
-            if (rc == CC_OK)
-                batch.trained++;
-            cc_finder_get_stats(finder_, &batch.stats);
-        }
-        /* The pixels without noise, once training is done: the status
-         * says how many (reportBatch). */
-        batch.noiseless = 0;
-        if (batch.trained > 0 && batch.stats.state == CC_PEDESTAL_READY &&
-            cc_finder_pedestal_maps(finder_, NULL, rms_) == CC_OK)
-            batch.noiseless = (size_t)std::count(
-                rms_, rms_ + (size_t)rows * cols, 0.0);
-        /* The pointer and number lists are the finder thread's (or,
-         * without it, the processing thread's). */
-        finderFrames_.clear();
-        finderNumbers_.clear();
-        for (size_t k = batch.trained; rc == CC_OK && k < n; k++) {
-            finderFrames_.push_back((const uint16_t *)batch.arrays[k]->pData);
-            finderNumbers_.push_back((uint64_t)batch.arrays[k]->uniqueId);
-        }
-        if (!finderFrames_.empty()) {
-            cc_backend before = cc_finder_backend(finder_);
-            rc = cc_finder_process_list(finder_, finderFrames_.data(),
-                                        finderNumbers_.data(),
-                                        finderFrames_.size(), batch.clusters);
-            if (rc == CC_OK)
-                batch.found = finderFrames_.size();
-            /* The GPU failed and the finder moved to the CPU (having done
-             * the batch again, or to train again): Backend_RBV and the
-             * status say so. */
-            if (cc_finder_backend(finder_) != before) {
-                batch.backend = cc_finder_backend_description(finder_);
-                snprintf(batch.message, sizeof batch.message, "%s",
-                         cc_finder_last_error(finder_));
-            }
-        }
-        epicsTimeGetCurrent(&end);
-        batch.finderTime =
-            epicsTimeDiffInSeconds(&end, &start) * 1e3 / (double)n;
-        if (rc != CC_OK)
-            snprintf(batch.message, sizeof batch.message, "%s",
-                     cc_finder_last_error(finder_));
-        cc_finder_get_stats(finder_, &batch.stats);
-    }
-    finderLock_.unlock();
-    batch.rc = rc;
-    if (rc != CC_OK && n > 1 && batch.trained + batch.found < n) {
+    plugin_.finder.lock.lock();
+    batch.rc = prepareFinder(batch);
+    if (batch.rc == CC_OK)
+        findClusters(batch);
+    plugin_.finder.lock.unlock();
+    if (batch.rc != CC_OK && n > 1 && batch.trained + batch.found < n) {
         /* Say how many arrays the failure cost, not only why. */
+        char cost[64];
+        formatMessage(cost, sizeof cost, "(%zu of %zu arrays not processed)",
+                      n - batch.trained - batch.found, n);
         size_t used = strlen(batch.message);
-        snprintf(batch.message + used, sizeof batch.message - used,
-                 " (%zu of %zu arrays not processed)",
-                 n - batch.trained - batch.found, n);
+        formatMessage(batch.message + used, sizeof batch.message - used,
+                      " %s", cost);
     }
 }
 
 /* Tells the user what the finder made of a batch (port locked). */
-void NDPluginClusterCUDA::reportBatch(const Batch &batch)
+void NDClusterCUDAPipeline::reportBatch(const Batch &batch)
 {
-    const cc_finder_stats &stats = batch.stats;
+    NDClusterCUDAFinder &finder = plugin_.finder;
     if (batch.message[0] != '\0')
-        setStatus("%s", batch.message);
+        status("%s", batch.message);
     if (batch.finderTime >= 0)
-        setDoubleParam(ClusterFinderTime, batch.finderTime);
-    setIntegerParam(ClusterLastBatch, (int)batch.arrays.size());
+        plugin_.setDoubleParam(FinderTime, batch.finderTime);
+    plugin_.setIntegerParam(LastBatch, (int)batch.arrays.size());
     if (batch.newFrameSize && batch.rc == CC_OK && batch.message[0] != '\0')
-        formatMessage(trainingNote_, sizeof trainingNote_, " (%s)",
+        formatMessage(finder.trainingNote, sizeof finder.trainingNote, " (%s)",
                       batch.message);
     if (!batch.backend.empty())
-        setStringParam(ClusterBackendInUse, batch.backend.c_str());
+        plugin_.setStringParam(finder.BackendInUse, batch.backend.c_str());
     if (batch.trained + batch.found == 0)
         return;
-    setIntegerParam(ClusterPedestalState, stats.state);
-    setIntegerParam(ClusterPedestalCount, (int)stats.frames_trained);
-    setIntegerParam(ClusterMaskedPixels, (int)stats.masked_pixels);
-    setDoubleParam(ClusterTotalClusters, (double)stats.clusters);
-    setDoubleParam(ClusterDroppedClusters, (double)stats.clusters_dropped);
-    if (batch.rc != CC_OK || batch.message[0] != '\0')
-        return;
-    if (batch.job.frameMode != FRAME_MODE_FRAME &&
-        stats.state == CC_PEDESTAL_READY && stats.frames_pedestal > 0) {
-        setStatus("FrameMode %s: %llu frames have updated the pedestal since "
-                  "it was ready; nothing is found",
-                  batch.job.frameMode == FRAME_MODE_PEDESTAL ? "Pedestal"
-                                                             : "NewPedestal",
-                  (unsigned long long)stats.frames_pedestal);
-        trainingNote_[0] = '\0';
-    } else if (batch.trained > 0 && stats.state == CC_PEDESTAL_READY) {
-        size_t pixels = (size_t)batch.job.config.rows * batch.job.config.cols;
-        /* Without noise every change is a photon, and no change none:
-         * say so, or a test pattern's empty results look like a fault. */
-        if (batch.noiseless == pixels)
-            setStatus("pedestal ready after %u dark frames, but its noise "
-                      "is 0 in every pixel: the frames never changed (a "
-                      "test pattern?); frames like them give no clusters",
-                      stats.pedestal_window);
-        else if (batch.noiseless > 0)
-            setStatus("pedestal ready after %u dark frames; its noise is 0 "
-                      "in %zu of %zu pixels, which never changed: any "
-                      "change there is a cluster",
-                      stats.pedestal_window, batch.noiseless, pixels);
-        else
-            setStatus("pedestal ready after %u dark frames",
-                      stats.pedestal_window);
-        trainingNote_[0] = '\0';
-    } else if (batch.found == 0) {
-        setStatus("training the pedestal: %u of %u dark frames%s",
-                  (unsigned)stats.frames_trained, stats.pedestal_window,
-                  trainingNote_);
-    }
+    finder.report(batch.stats);
+    if (batch.rc == CC_OK && batch.message[0] == '\0')
+        finder.reportTraining(batch.stats, batch.job.modes.frameMode,
+                              batch.trained, batch.found, batch.noiseless,
+                              (size_t)batch.job.finder.config.rows *
+                                  batch.job.finder.config.cols);
 }
 
 /* Waits on event until ready(), which is tested with batchLock_ held. */
 template <typename Ready>
-void NDPluginClusterCUDA::awaitBatches(epicsEvent &event, Ready ready)
+void NDClusterCUDAPipeline::awaitBatches(epicsEvent &event, Ready ready)
 {
     batchLock_.lock();
     while (!ready()) {
@@ -414,7 +348,7 @@ void NDPluginClusterCUDA::awaitBatches(epicsEvent &event, Ready ready)
 
 /* The batch the processing thread fills next, once it is free (and,
  * when `all`, once every batch handed over is out), port unlocked. */
-NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
+NDClusterCUDAPipeline::Batch &NDClusterCUDAPipeline::emptyBatch(bool all)
 {
     uint64_t most = all ? 1 : batchSlots_;
     awaitBatches(batchEmptied_,
@@ -424,7 +358,7 @@ NDPluginClusterCUDA::Batch &NDPluginClusterCUDA::emptyBatch(bool all)
 }
 
 /* Gives the batch emptyBatch() returned to the finder thread. */
-void NDPluginClusterCUDA::handOver()
+void NDClusterCUDAPipeline::handOver()
 {
     batchLock_.lock();
     handedOver_++;
@@ -432,7 +366,7 @@ void NDPluginClusterCUDA::handOver()
     batchHandedOver_.signal();
 }
 
-void NDPluginClusterCUDA::finderTask()
+void NDClusterCUDAPipeline::finderTask()
 {
     for (uint64_t number = 0;; number++) {
         Batch &batch = batches_[number % batchSlots_];
@@ -445,7 +379,7 @@ void NDPluginClusterCUDA::finderTask()
     }
 }
 
-void NDPluginClusterCUDA::outputTask(unsigned index)
+void NDClusterCUDAPipeline::outputTask(unsigned index)
 {
     for (uint64_t number = index;; number += outputThreads_) {
         Batch &batch = batches_[number % batchSlots_];
@@ -456,10 +390,10 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
         /* Arrays leave in order: after the batch before. */
         awaitBatches(publishTurn_[index],
                      [&] { return published_ == number; });
-        lock();
+        plugin_.lock();
         publishBatch(batch);
-        callParamCallbacks();
-        unlock();
+        plugin_.callParamCallbacks();
+        plugin_.unlock();
         batchLock_.lock();
         published_++;
         batchLock_.unlock();
@@ -471,8 +405,9 @@ void NDPluginClusterCUDA::outputTask(unsigned index)
 /* Fills a batch's cluster arrays and, when calibrating η, adds its
  * clusters to one part of the calibration (its counts do not depend on
  * the order batches come in), port unlocked. The spectrum and hit map
- * are the finder's to count (applyWindow). */
-void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
+ * are the finder's to count. */
+void NDClusterCUDAPipeline::prepareBatch(Batch &batch,
+                                         Accumulator &accumulator)
 {
     batch.outputs.clear();
     for (size_t i = 0; i < batch.found; i++) {
@@ -488,9 +423,51 @@ void NDPluginClusterCUDA::prepareBatch(Batch &batch, Accumulator &accumulator)
     }
 }
 
+/* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded,
+ * with the input's uniqueId and timestamps (port unlocked: the pool has
+ * its own lock). */
+NDArray *NDClusterCUDAPipeline::clusterArray(NDArrayPool *pool,
+                                             NDArray *pInput,
+                                             const cc_frame_clusters &frame,
+                                             int maxClusters)
+{
+    size_t cells = (size_t)frame.size_x * frame.size_y;
+    size_t dims[2] = {2 + cells, (size_t)(maxClusters > 0 ? maxClusters : 1)};
+    NDArray *pOut = pool->alloc(2, dims, NDInt32, 0, NULL);
+    if (pOut == NULL)
+        return NULL;
+    epicsInt32 *row = (epicsInt32 *)pOut->pData;
+    size_t rows = frame.count < dims[1] ? frame.count : dims[1];
+    /* A plain loop: a call to memcpy for each short row costs more than
+     * the copy. (Stores that bypass the cache were slower on the H200's
+     * host: docs/benchmarks.md.) */
+    const int32_t *values = frame.values;
+    for (size_t i = 0; i < rows; i++) {
+        row[0] = frame.x[i];
+        row[1] = frame.y[i];
+        for (size_t c = 0; c < cells; c++)
+            row[2 + c] = values[c];
+        values += cells;
+        row += dims[0];
+    }
+    /* Only the padding is cleared: the array is written once. */
+    memset(row, 0, (dims[1] - rows) * dims[0] * sizeof *row);
+    pOut->uniqueId = pInput->uniqueId;
+    pOut->timeStamp = pInput->timeStamp;
+    pOut->epicsTS = pInput->epicsTS;
+    epicsInt32 count = (epicsInt32)frame.count;
+    epicsInt32 dropped = (epicsInt32)frame.dropped;
+    pOut->pAttributeList->add("NumClusters", "clusters stored in this array",
+                              NDAttrInt32, &count);
+    pOut->pAttributeList->add("DroppedClusters",
+                              "clusters found beyond MaxClusters",
+                              NDAttrInt32, &dropped);
+    return pOut;
+}
+
 /* Reports and publishes a prepared batch's cluster arrays and releases
  * its inputs (port locked). */
-void NDPluginClusterCUDA::publishBatch(Batch &batch)
+void NDClusterCUDAPipeline::publishBatch(Batch &batch)
 {
     /* Arrays count as through the plugin when their results are out, so
      * that ArrayCounter_RBV and TotalClusters_RBV agree. ArrayCounter
@@ -498,25 +475,26 @@ void NDPluginClusterCUDA::publishBatch(Batch &batch)
      * timestamps, dimensions) are set once, from the last, which is also
      * the one ProcessPlugin hands over again: their callbacks, per
      * array, cost more than the finder. */
-    int counter;
-    getIntegerParam(NDArrayCounter, &counter);
-    setIntegerParam(NDArrayCounter, counter + (int)batch.arrays.size() - 1);
-    NDPluginDriver::beginProcessCallbacks(batch.arrays.back());
+    plugin_.setIntegerParam(plugin_.NDArrayCounter,
+                            getInt(plugin_.NDArrayCounter) +
+                                (int)batch.arrays.size() - 1);
+    plugin_.beginProcessCallbacks(batch.arrays.back());
     reportBatch(batch);
     if (batch.found > 0) {
         cc_frame_clusters last;
         cc_clusters_frame(batch.clusters, batch.found - 1, &last);
         /* Found, stored or not: DroppedClusters_RBV says how many the
          * cap kept out of the array. */
-        setIntegerParam(ClusterNumClusters, (int)(last.count + last.dropped));
+        plugin_.setIntegerParam(plugin_.finder.NumClusters,
+                                (int)(last.count + last.dropped));
     }
     for (size_t i = 0; i < batch.outputs.size(); i++) {
         if (batch.outputs[i] != NULL)
-            NDPluginDriver::endProcessCallbacks(batch.outputs[i], false, true);
+            plugin_.endProcessCallbacks(batch.outputs[i], false, true);
         else
-            setStatus("no NDArray for the clusters: the pool is exhausted");
+            status("no NDArray for the clusters: the pool is exhausted");
     }
     releaseArrays(batch.arrays);
-    unpublished_ = imageUnpublished_ = true;
-    publishSlow(false);
+    plugin_.imaging.imaged();
+    plugin_.outputs.batchPublished();
 }
