@@ -15,11 +15,10 @@
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 operator=$(id -un)
 
-# denied WHO PV VALUE: WHO's write of VALUE fails, and PV_RBV (the PV
-# itself when it has none) reads as before.
+# denied WHO PV VALUE [READBACK]: WHO's write of VALUE fails, and
+# READBACK (default PV_RBV) reads as before.
 denied() {
-    readback=$2_RBV
-    get "$readback" >/dev/null 2>&1 || readback=$2
+    readback=${4:-$2_RBV}
     held=$(get "$readback")
     if [ "$1" = nobody ]; then
         as_nobody "$caput" -c -w 5 "$2" "$3" >"$work/caput.txt" 2>&1 &&
@@ -38,7 +37,7 @@ start_ioc 1
     fail "nobody cannot read NSigma_RBV"
 denied nobody "${C}NSigma" 7
 denied nobody "${C}PedestalFrames" 50
-denied nobody "${C}ResetPedestal" 1
+denied nobody "${C}ResetPedestal" 1 "${C}ResetPedestal"
 denied nobody "${C}EtaMode" Calibrate
 denied nobody "${C}EnableCallbacks" 1
 denied nobody "${P}cam1:AcquirePeriod" 0.5
