@@ -366,8 +366,16 @@ void NDClusterCUDAPipeline::handOver()
     batchHandedOver_.signal();
 }
 
+/* The finder and output threads, and the core's CPU threads the finder
+ * starts, share the CPUs with every other process, also where EPICS gives
+ * the IOC's threads real-time priorities (cc_thread_share_cpus): a finder
+ * that keeps every CPU busy (the CPU backend behind frames it cannot keep
+ * up with) must not keep Channel Access, whose threads run at lower
+ * real-time priorities, nor PSI's receiver beside the IOC, from the CPUs
+ * for as long as frames come. */
 void NDClusterCUDAPipeline::finderTask()
 {
+    cc_thread_share_cpus();
     for (uint64_t number = 0;; number++) {
         Batch &batch = batches_[number % batchSlots_];
         awaitBatches(batchHandedOver_, [&] { return handedOver_ > number; });
@@ -381,6 +389,7 @@ void NDClusterCUDAPipeline::finderTask()
 
 void NDClusterCUDAPipeline::outputTask(unsigned index)
 {
+    cc_thread_share_cpus();
     for (uint64_t number = index;; number += outputThreads_) {
         Batch &batch = batches_[number % batchSlots_];
         awaitBatches(batchFound_[index], [&] { return found_ > number; });

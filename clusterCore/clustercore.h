@@ -225,6 +225,15 @@ CC_API cc_backend cc_finder_backend(const cc_finder *finder);
 CC_API const char *cc_finder_backend_description(const cc_finder *finder);
 /* The number of CPU threads that work on each frame. */
 CC_API uint32_t cc_finder_threads(const cc_finder *finder);
+/* The CPU threads a finder (or a simulator) starts are ordinary,
+ * time-shared threads (SCHED_OTHER), whatever the thread that starts them;
+ * the thread that calls a finder works on each frame too. This makes the
+ * calling thread time-shared as well, as threads that keep CPUs busy
+ * should be beside real-time ones: an EPICS IOC run as root gives its
+ * threads real-time priorities, and a finder among them that cannot keep
+ * up would keep the IOC's Channel Access and the processes beside it from
+ * the CPUs. CC_OK, or CC_ENOTSUP where the system refuses. */
+CC_API int cc_thread_share_cpus(void);
 
 CC_API int cc_finder_get_config(const cc_finder *finder, cc_config *config);
 /* Applies a new configuration. The pedestal survives changes of nsigma,

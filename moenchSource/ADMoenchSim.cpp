@@ -174,10 +174,11 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     setDoubleParam(MoenchCommonModeRms, 0.0);
     setDoubleParam(MoenchGainSpread, 0.0);
 
-    /* Low priority: the simulator's worker threads inherit it and keep every
-     * CPU busy when AcquirePeriod is 0, which at the usual Medium priority
-     * (SCHED_FIFO when the IOC may use it) would starve the CA server and
-     * the plugins that consume the frames. */
+    /* Low priority, and time-shared once it runs (acquisitionTask): the
+     * simulator's threads inherit it and keep every CPU busy when
+     * AcquirePeriod is 0, which as real-time threads (SCHED_FIFO when the
+     * IOC may use it) would starve the CA server, the plugins that consume
+     * the frames and the processes beside the IOC. */
     if (epicsThreadCreate("ADMoenchSimTask", epicsThreadPriorityLow,
                           epicsThreadGetStackSize(epicsThreadStackMedium),
                           acquisitionTaskC, this) == NULL) {
@@ -191,6 +192,7 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
 /** Waits for Acquire=1 and runs one acquisition each time; never returns. */
 void ADMoenchSim::acquisitionTask()
 {
+    cc_thread_share_cpus();
     lock();
     for (;;) {
         unlock();

@@ -10,6 +10,7 @@
 #include <epicsStdio.h>
 
 #include "MoenchFrameFiller.h"
+#include "clustercore.h"
 
 /* Frames in flight per worker: two, so that a worker finds its next frame
  * waiting while the owner takes the one it just filled. */
@@ -47,11 +48,12 @@ bool MoenchFrameFiller::start(NDArrayPool *pool, int threads, size_t cols, size_
     submitted_ = claimed_ = taken_ = 0;
     quit_ = false;
 
-    /* Low priority and the stack of the acquisition thread, which did this
+    /* The priority and the stack of the acquisition thread, which did this
      * work before: at full rate the workers keep their CPUs busy, which
      * must not starve the CA server or the plugins that consume the
-     * frames, and a pool that grows allocates through the frame memory
-     * functions (cudaHostAlloc with NDClusterCUDAPinnedArrays). */
+     * frames (so they are time-shared too: workerTask), and a pool that
+     * grows allocates through the frame memory functions (cudaHostAlloc
+     * with NDClusterCUDAPinnedArrays). */
     epicsThreadOpts options = EPICS_THREAD_OPTS_INIT;
     options.priority = epicsThreadPriorityLow;
     options.stackSize = epicsThreadGetStackSize(epicsThreadStackMedium);
@@ -138,6 +140,7 @@ void MoenchFrameFiller::waitFilled()
 
 void MoenchFrameFiller::workerTask()
 {
+    cc_thread_share_cpus();
     epicsMutexMustLock(lock_);
     for (;;) {
         while (!quit_ && claimed_ == submitted_) {

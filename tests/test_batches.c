@@ -2,9 +2,14 @@
 /*
  * test_batches.c: the output is a pure function of the frames and the
  * settings: the same bytes for any thread count and batch size, nothing
- * lost under a cap, and float close to double.
+ * lost under a cap, and float close to double; the threads that work on
+ * the frames share the CPUs.
  */
+#define _GNU_SOURCE /* SCHED_BATCH */
 #include <check.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,6 +523,47 @@ START_TEST(failed_join_changes_nothing)
 END_TEST
 #endif
 
+/* The number of the process's threads, the calling one aside, that are
+ * not ordinary time-shared ones. */
+static int threads_not_time_shared(void)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    ck_assert_ptr_nonnull(tasks);
+    int found = 0;
+    for (struct dirent *task; (task = readdir(tasks)) != NULL;) {
+        pid_t id = (pid_t)atol(task->d_name);
+        if (id > 0 && id != getpid() && sched_getscheduler(id) != SCHED_OTHER)
+            found++;
+    }
+    closedir(tasks);
+    return found;
+}
+
+/* A finder made by a real-time thread (as an EPICS IOC run as root makes
+ * it; SCHED_BATCH where this test may not take a real-time policy, which
+ * is inherited the same way) works with time-shared threads, and
+ * cc_thread_share_cpus makes the caller one. */
+START_TEST(workers_share_the_cpus)
+{
+    struct sched_param real_time = {
+        .sched_priority = sched_get_priority_min(SCHED_FIFO)};
+    struct sched_param batch = {0};
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &real_time) != 0)
+        ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_BATCH,
+                                               &batch), 0);
+    ck_assert_int_ne(sched_getscheduler(0), SCHED_OTHER);
+    struct flat flat;
+    flat_open(&flat, 40, 40, 3, 3, CC_PRECISION_FLOAT, 3);
+    ck_assert_uint_eq(cc_finder_threads(flat.finder), 3);
+    flat_set(&flat, 20, 20, 300);
+    ck_assert_uint_eq(flat_process(&flat).count, 1);
+    ck_assert_int_eq(threads_not_time_shared(), 0);
+    ck_assert_int_eq(cc_thread_share_cpus(), CC_OK);
+    ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+    flat_close(&flat);
+}
+END_TEST
+
 Suite *suite_batches(void)
 {
     Suite *suite = suite_create("batches");
@@ -536,5 +582,8 @@ Suite *suite_batches(void)
     tcase_add_test(identity, new_without_memory_fails_cleanly);
 #endif
     suite_add_tcase(suite, identity);
+    TCase *scheduling = tcase_create("scheduling");
+    tcase_add_test(scheduling, workers_share_the_cpus);
+    suite_add_tcase(suite, scheduling);
     return suite;
 }

@@ -6,6 +6,7 @@
  * of one thread starts no thread at all.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -155,22 +156,38 @@ int cc__pool_new(struct cc__pool **result, unsigned threads)
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->busy, 0);
     atomic_init(&pool->stopping, false);
+    /* Workers are time-shared, whatever the thread that starts them: an
+     * EPICS IOC run as root gives its threads real-time priorities, and
+     * real-time workers that keep every CPU busy behind frames they cannot
+     * keep up with would keep Channel Access and every process beside
+     * them from the CPUs (lowering a policy needs no privilege). */
+    pthread_attr_t time_shared;
+    struct sched_param ordinary = {0};
+    if (pthread_attr_init(&time_shared) != 0) {
+        free_pool(pool);
+        return CC_ENOMEM;
+    }
+    pthread_attr_setinheritsched(&time_shared, PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(&time_shared, SCHED_OTHER);
+    pthread_attr_setschedparam(&time_shared, &ordinary);
     for (unsigned i = 1; i < threads; i++) {
         struct worker_start *start = malloc(sizeof *start);
         int failed = start == NULL;
         if (!failed) {
             *start = (struct worker_start){.pool = pool, .index = i};
-            failed = pthread_create(&pool->workers[i - 1], NULL, worker_main,
-                                    start) != 0;
+            failed = pthread_create(&pool->workers[i - 1], &time_shared,
+                                    worker_main, start) != 0;
             if (failed)
                 free(start);
         }
         if (failed) {
+            pthread_attr_destroy(&time_shared);
             stop_workers(pool, i - 1);
             free_pool(pool);
             return start == NULL ? CC_ENOMEM : CC_ETHREAD;
         }
     }
+    pthread_attr_destroy(&time_shared);
     *result = pool;
     return CC_OK;
 }
@@ -277,4 +294,12 @@ unsigned cc__resolve_threads(uint32_t threads)
     if (online < 1)
         return 1;
     return online > (long)CC_THREADS_MAX ? CC_THREADS_MAX : (unsigned)online;
+}
+
+int cc_thread_share_cpus(void)
+{
+    struct sched_param ordinary = {0};
+    return pthread_setschedparam(pthread_self(), SCHED_OTHER, &ordinary) == 0
+               ? CC_OK
+               : CC_ENOTSUP;
 }
