@@ -44,17 +44,31 @@ alone_among_ioc_tests() {
 . "$(dirname "$0")/../tools/ioc_process.sh"
 ioc_loopback_ca "T$$:"
 
-# fail, as common.sh's, then whether the IOC still runs and the end of its
-# output: what a failure in CI, where the scratch folder is gone, needs.
-fail() {
-    echo "FAIL: $*"
+# ioc_report: whether the IOC still runs, and the end of its output: what
+# a failure in CI, where the scratch folder is gone, needs.
+ioc_report() {
     if [ -n "${ioc_log-}" ] && [ -f "$ioc_log" ]; then
         state="has ended"
         [ -n "${pid-}" ] && kill -0 "$pid" 2>/dev/null && state="still runs (pid $pid)"
         echo "the IOC $state; the end of its output:"
         tail -n 25 "$ioc_log" | sed 's/^/  | /'
     fi
+}
+# fail, as common.sh's, with the IOC's report.
+fail() {
+    failing=1
+    echo "FAIL: $*"
+    ioc_report
     exit 1
+}
+# exit_report STATUS (first in each test's EXIT trap): on an exit fail()
+# did not make, as a caget that found no channel under set -e, the same
+# report, so that the log says the test failed and where the IOC was.
+exit_report() {
+    case $1 in 0 | 77) return 0 ;; esac
+    [ -n "${failing-}" ] && return 0
+    echo "FAIL: a command failed (exit status $1); what it said is above"
+    ioc_report
 }
 
 # start_ioc N: the IOC, its output in $work/iocN.log. Autosave (where the
@@ -75,7 +89,7 @@ ioc_alive() {
     pid=""
     fail "the IOC ended (exit status $status) while the test waited for it"
 }
-trap 'stop_ioc; rm -rf "$work"' EXIT
+trap 'exit_report $?; stop_ioc; rm -rf "$work"' EXIT
 
 # ca_wait: seconds a caget waits for its channel. An IOC under
 # AddressSanitizer on a loaded two-core machine has taken over 2 s to

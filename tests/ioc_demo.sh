@@ -29,7 +29,7 @@ seconds=600 rate=200 pedestal=100
 start_demo "$top/tools/ioc_demo.sh" --build "$builddir" --seconds $seconds \
     --no-screen --rate $rate --pedestal $pedestal --cycle 50 >"$work/demo.out" 2>&1 &
 demo=$!
-trap 'kill -TERM $demo 2>/dev/null || true; wait $demo 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'exit_report $?; kill -TERM $demo 2>/dev/null || true; wait $demo 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # demo_said PATTERN SECONDS: until a line of the demo's output matches
 # PATTERN (grep -E); fails, with the output, when the demo ends first or

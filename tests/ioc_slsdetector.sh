@@ -65,14 +65,14 @@ dark=300 pedestal=196 frames=10000 cycle=500 seed=3 period=0.001
 # cores the virtual server and the receiver then lose UDP packets at
 # 1 kHz (8,899 of 10,000 frames caught): half the rate there.
 case ${sanitizers:-no} in *address*) period=0.002 ;; esac
-# Ports of this test's own, below the CA ports of ioc_common.sh and the
-# kernel's ephemeral range.
+# Ports of this test's own: the upper half of the slot ioc_common.sh
+# claimed (tools/ioc_process.sh's claim_ports).
 . "$top/tools/sls_chain.sh"
-sls_chain_ports $((10000 + $$ % 1200 * 8))
+sls_chain_ports $((port_base + 8))
 export SLS_CONFIG="$work/moench.config" PINNED_ARRAYS=1
 export CLUSTER_OUTPUT_THREADS=2
 . "$top/tests/opi_render.sh"
-trap 'render_stop; stop_ioc; stop_sls; rm -rf "$work"' EXIT
+trap 'exit_report $?; render_stop; stop_ioc; stop_sls; rm -rf "$work"' EXIT
 
 sls_put() { "$SLS_BIN/sls_detector_put" "$@" >"$work/sls_put.log" 2>&1 || { cat "$work/sls_put.log"; fail "sls_detector_put $*"; }; }
 # acquire FRAMES PERIOD: one acquisition through the driver, to its end.

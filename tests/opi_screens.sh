@@ -35,7 +35,7 @@ sed 's/^/ok: /' "$work/check.txt"
 
 . "$(dirname "$0")/opi_render.sh"
 find_renderers || exit 0
-trap 'render_stop; stop_ioc; rm -rf "$work"' EXIT
+trap 'exit_report $?; render_stop; stop_ioc; rm -rf "$work"' EXIT
 # Frames flowing: dark frames to train, then photons, at 20 Hz; the
 # clusters written to HDF5, the hit map served; then a flat-field eta
 # calibration from them and the interpolated image, every photon in it.

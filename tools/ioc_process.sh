@@ -7,16 +7,42 @@
 # The caller sets ioc (the command), caget and work (a scratch folder),
 # and may set ioc_nice (a nice increment for the IOC, default 0).
 
+# claim_ports: sets port_base, the first of 16 ports of this process's own
+# (0-7 the IOC's, 8-15 PSI's chain's: tools/sls_chain.sh). A slot's lock
+# (flock on descriptor 8) is held by this shell and what it starts, the
+# IOC among them, for as long as any of them runs, and the kernel lets it
+# go however they end. The slots lie in [20000, 32000): below Linux's
+# ephemeral ports (32768-60999), which the kernel gives any process's
+# client sockets, so no other socket holds one while the IOC starts.
+claim_ports() {
+    [ "${port_claimer-}" = $$ ] && return 0
+    ports_dir=${TMPDIR:-/tmp}/ndpluginclustercuda-ports
+    mkdir -p "$ports_dir" || return 1
+    slot=$(($$ % 750))
+    for _ in $(seq 750); do
+        exec 8>"$ports_dir/$slot"
+        if flock -n 8; then
+            port_base=$((20000 + slot * 16))
+            port_claimer=$$
+            return 0
+        fi
+        slot=$(((slot + 1) % 750))
+    done
+    echo "no free ports: all 750 slots of $ports_dir are held" >&2
+    return 1
+}
+
 # ioc_loopback_ca PREFIX: the environment of the IOC to come and of its
 # clients: private Channel Access and PV Access ports, loopback only, PVs
 # named PREFIX...; sets P (the prefix) and C (the cluster finder's).
 ioc_loopback_ca() {
-    EPICS_CA_SERVER_PORT=$((20000 + $$ % 20000))
+    claim_ports || return 1
+    EPICS_CA_SERVER_PORT=$port_base
     EPICS_CA_AUTO_ADDR_LIST=NO
     EPICS_CA_ADDR_LIST=127.0.0.1
     EPICS_CAS_INTF_ADDR_LIST=127.0.0.1
     EPICS_CA_MAX_ARRAY_BYTES=20000000
-    EPICS_PVA_SERVER_PORT=$((40000 + $$ % 10000 * 2))
+    EPICS_PVA_SERVER_PORT=$((port_base + 2))
     EPICS_PVA_BROADCAST_PORT=$((EPICS_PVA_SERVER_PORT + 1))
     EPICS_PVA_AUTO_ADDR_LIST=NO
     EPICS_PVA_ADDR_LIST=127.0.0.1

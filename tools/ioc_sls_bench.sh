@@ -56,7 +56,7 @@ SLS_BIN=${sls_bin:-}
 sim_receiver=$build/moenchSimReceiver/moenchSimReceiver
 [ -x "$sim_receiver" ] || sim_receiver=$build/bin/moenchSimReceiver
 
-sls_chain_ports $((10000 + $$ % 1200 * 8))
+sls_chain_ports $((port_base + 8))
 trap 'stop_ioc; stop_sls; rm -rf "$work"' EXIT
 export SLS_CONFIG="$work/moench.config"
 export CLUSTER_OUTPUT_THREADS=$output_threads
