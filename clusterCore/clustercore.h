@@ -69,7 +69,8 @@ CC_API const char *cc_error_name(int code);
 /* ------------------------------------------------------------------ */
 
 typedef enum cc_precision {
-    CC_PRECISION_FLOAT = 0, /* default: the spec's centred state makes float safe */
+    /* default: the spec's centred state makes float safe */
+    CC_PRECISION_FLOAT = 0,
     CC_PRECISION_DOUBLE = 1
 } cc_precision;
 
@@ -84,7 +85,8 @@ typedef enum cc_backend {
  * decisions (docs/spec.md §8). Names as slsDetectorCalibration's. */
 typedef enum cc_common_mode {
     CC_COMMON_MODE_NONE = 0,        /* default: no correction */
-    CC_COMMON_MODE_SUPERCOLUMN = 1, /* 25 columns x half the rows (MÖNCH03's ADCs) */
+    /* 25 columns x half the rows (MÖNCH03's ADCs) */
+    CC_COMMON_MODE_SUPERCOLUMN = 1,
     CC_COMMON_MODE_ROW = 2,         /* each row */
     CC_COMMON_MODE_HALF = 3         /* the top and the bottom half */
 } cc_common_mode;
@@ -107,7 +109,8 @@ typedef struct cc_config {
     uint16_t adc_mask;        /* applied to every value first; default 0x3FFF */
     cc_precision precision;   /* default CC_PRECISION_FLOAT */
     cc_backend backend;       /* default CC_BACKEND_AUTO */
-    uint32_t threads;         /* CPU threads, 1..256, 0 = one per online CPU; default 1 */
+    /* CPU threads, 1..256, 0 = one per online CPU; default 1 */
+    uint32_t threads;
     uint32_t max_clusters;    /* per-frame storage cap, 0 = none (default);
                                  clusters beyond it are counted, never hidden */
     uint32_t streams;         /* CUDA: chunks of a batch in flight at once,
@@ -437,7 +440,8 @@ CC_API int cc_finder_load_pedestal(cc_finder *finder, const char *path);
 
 typedef enum cc_energy {
     CC_ENERGY_SUM = 0,    /* sum of all values of the cluster */
-    CC_ENERGY_SUM2X2 = 1  /* largest sum of the four 2x2 windows holding the centre */
+    /* largest sum of the four 2x2 windows holding the centre */
+    CC_ENERGY_SUM2X2 = 1
 } cc_energy;
 
 /* Energy of one cluster of size_x * size_y values (0 for invalid sizes). */
@@ -829,7 +833,8 @@ CC_API int cc_host_is_locked(const void *memory);
 
 typedef enum cc_beam_profile {
     CC_BEAM_UNIFORM = 0, /* photons uniform over the sensor (default) */
-    CC_BEAM_SPOT = 1     /* a Gaussian spot; photons that miss the sensor are lost */
+    /* a Gaussian spot; photons that miss the sensor are lost */
+    CC_BEAM_SPOT = 1
 } cc_beam_profile;
 
 typedef struct cc_emission_line {

@@ -734,7 +734,8 @@ void ADMoenchSim::runAcquisition()
             if (!dark) dataFrames++;
             if (!fromRing && frame.array) {
                 if (ring.size() < settings.frameRing && !dark)
-                    ring.push_back(frame.array); /* the ring keeps this reference */
+                    /* the ring keeps this reference */
+                    ring.push_back(frame.array);
                 else
                     frame.array->release();
             }

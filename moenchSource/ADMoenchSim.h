@@ -145,7 +145,8 @@ private:
     uint32_t cols_;
     std::vector<uint16_t> batch_;
     std::vector<uint64_t> batchNumbers_;
-    const uint16_t *batchData_;  /* the batch's pixels: batch_, or part of cycle_ */
+    /* the batch's pixels: batch_, or part of cycle_ */
+    const uint16_t *batchData_;
     size_t batchCount_;  /* frames at batchData_ */
     size_t batchNext_;   /* next frame of the batch to deliver */
     /* The data frames repeated when MoenchCycleFrames > 0, kept across
@@ -158,7 +159,9 @@ private:
 
     /* Protected by the driver lock. */
     unsigned long droppedFrames_;  /* NDArray pool allocations that failed */
-    bool stopPending_;  /* Acquire=0 written since the acquisition started; stopEvent_ wakes the waits */
+    /* Acquire=0 written since the acquisition started; stopEvent_ wakes
+     * the waits */
+    bool stopPending_;
 };
 
 #endif /* ADMOENCHSIM_H */

@@ -33,7 +33,8 @@ struct setup {
     uint32_t rows, cols, size_x, size_y, threads, batch, max_clusters;
     cc_precision precision;
     uint32_t dark, frames, photons;
-    bool scattered; /* each frame in its own allocation, by cc_finder_process_list */
+    /* each frame in its own allocation, by cc_finder_process_list */
+    bool scattered;
 };
 
 /* Processes n back-to-back frames, or copies of them each in its own

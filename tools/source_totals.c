@@ -136,7 +136,7 @@ static int parse(int argc, char **argv, struct options *o)
             if (*end == ':')
                 o->window_high = strtod(end + 1, &end);
             else
-                end = optarg; /* no colon: a bad value */
+                end = optarg; /* no colon: bad */
             break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;

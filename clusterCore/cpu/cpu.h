@@ -27,7 +27,8 @@ struct cc__frame_job {
     uint32_t max_clusters;
     uint32_t window;
     double nsigma;
-    double c3nsigma; /* sqrt(Nx * Ny) * nsigma in double, as docs/spec.md says */
+    /* sqrt(Nx * Ny) * nsigma in double, as docs/spec.md says */
+    double c3nsigma;
     const uint16_t *baseline;
     const uint8_t *pixel_mask; /* docs/spec.md §7.1, 0 = good */
     bool pedestal_only;        /* docs/spec.md §2.7 */

@@ -95,7 +95,8 @@ int cc_finder_set_mask(cc_finder *finder, const uint8_t *mask)
                         "0 (good) or 1 (bad)",
                         p / finder->config.cols, p % finder->config.cols,
                         (unsigned)mask[p]);
-    int rc = cc__finder_sync_host_state(finder); /* cc__finder_publish_state sends s and s2 too */
+    /* cc__finder_publish_state sends s and s2 too */
+    int rc = cc__finder_sync_host_state(finder);
     if (rc != CC_OK)
         return rc;
     uint8_t *next = malloc(pedestal->pixels);
