@@ -15,10 +15,9 @@
 
 NDClusterCUDACorrections::NDClusterCUDACorrections(NDPluginClusterCUDA &plugin)
     : NDClusterCUDAPart(plugin), gainUnit_(CC_GAIN_RELATIVE), gainRows_(0),
-      gainCols_(0), gainNumber_(0), gainGiven_(0),
-      gainSpectraStarted_(false), calibrationRestart_(false),
-      pendingGainLoad_(false), gainNote_("none"), commonModeConfig_(),
-      calibration_(NULL), calibrationConfig_()
+      gainCols_(0), gainNumber_(0), gainGiven_(0), gainSpectraStarted_(false),
+      calibrationRestart_(false), pendingGainLoad_(false), gainNote_("none"),
+      commonModeConfig_(), calibration_(NULL), calibrationConfig_()
 {
     auto gainInt = [this](asynUser *pasynUser, epicsInt32 &value) {
         return checkGainWrite(pasynUser, pasynUser->reason, value);
@@ -95,8 +94,8 @@ NDClusterCUDACorrections::Wanted NDClusterCUDACorrections::wanted(int rows,
 }
 
 /* The flat field's spectra as the calibration's PVs ask (port locked). */
-cc_gain_calibration_config
-NDClusterCUDACorrections::wantedCalibration(int rows, int cols)
+cc_gain_calibration_config NDClusterCUDACorrections::wantedCalibration(int rows,
+                                                                       int cols)
 {
     cc_gain_calibration_config c;
     cc_gain_calibration_config_init(&c);
@@ -114,30 +113,33 @@ NDClusterCUDACorrections::wantedCalibration(int rows, int cols)
  * calibration's settings as the core checks them, a mode the plugin
  * knows, Apply only with a map to apply (port locked). */
 asynStatus NDClusterCUDACorrections::checkGainWrite(asynUser *pasynUser,
-                                               int function, double value)
+                                                    int function, double value)
 {
     if (function == GainMode &&
         !(value == GAIN_OFF || value == GAIN_CALIBRATE || value == GAIN_APPLY))
-        return refuse(pasynUser, "GainMode %g is not Off (0), Calibrate "
-                                      "(1) or Apply (2)", value);
+        return refuse(pasynUser,
+                      "GainMode %g is not Off (0), Calibrate "
+                      "(1) or Apply (2)",
+                      value);
     if (function == GainUnit &&
         cc_gain_unit_name((cc_gain_unit)(int)value) == NULL)
-        return refuse(pasynUser, "GainUnit %g is not relative (0) or "
-                                      "ADU per keV (1)", value);
-    if (function == GainLineEnergy &&
-        !(value >= 0 && std::isfinite(value)))
-        return refuse(pasynUser, "GainLineEnergy %g must be 0 (a "
-                                      "relative map) or the line's keV",
-                           value);
+        return refuse(pasynUser,
+                      "GainUnit %g is not relative (0) or "
+                      "ADU per keV (1)",
+                      value);
+    if (function == GainLineEnergy && !(value >= 0 && std::isfinite(value)))
+        return refuse(pasynUser,
+                      "GainLineEnergy %g must be 0 (a "
+                      "relative map) or the line's keV",
+                      value);
     if (function == GainCalMinPhotons && value < 0)
         return refuse(pasynUser, "GainCalMinPhotons %g must be 0 or more",
-                           value);
+                      value);
     int mode = getInt(GainMode);
     /* The calibration's settings with this one, checked on a one-pixel
      * frame: the core says what is wrong. */
     cc_gain_calibration_config c = wantedCalibration(1, 1);
-    const bool edge = function == GainCalLow ||
-                      function == GainCalHigh;
+    const bool edge = function == GainCalLow || function == GainCalHigh;
     if (function == GainCalLow)
         c.low = value;
     else if (function == GainCalHigh)
@@ -146,9 +148,8 @@ asynStatus NDClusterCUDACorrections::checkGainWrite(asynUser *pasynUser,
         c.bins = (uint32_t)value;
     else if (function == GainCalEvents)
         c.events = (cc_gain_events)(int)value;
-    const bool calibrating = function == GainMode
-                                 ? value == GAIN_CALIBRATE
-                                 : mode == GAIN_CALIBRATE;
+    const bool calibrating = function == GainMode ? value == GAIN_CALIBRATE
+                                                  : mode == GAIN_CALIBRATE;
     if (calibrating || edge || function == GainCalBins ||
         function == GainCalEvents) {
         char message[NDCC_MESSAGE_SIZE];
@@ -158,11 +159,10 @@ asynStatus NDClusterCUDACorrections::checkGainWrite(asynUser *pasynUser,
         /* Low and High move one at a time: a range is refused only when
          * it is to be used. */
         if (rc != CC_OK && (calibrating || !edge))
-            return refuse(pasynUser, "gain calibration refused: %s%s",
-                               message,
-                               edge ? " (to move the range up, set "
-                                      "GainCalHigh first)"
-                                    : "");
+            return refuse(pasynUser, "gain calibration refused: %s%s", message,
+                          edge ? " (to move the range up, set "
+                                 "GainCalHigh first)"
+                               : "");
     }
     if (function != GainMode)
         return asynSuccess;
@@ -181,7 +181,7 @@ asynStatus NDClusterCUDACorrections::checkGainWrite(asynUser *pasynUser,
     getString(GainMapFile, path, sizeof path);
     if (path[0] == '\0')
         return refuse(pasynUser, "Apply refused: no gain map held and "
-                                      "GainMapFile is empty");
+                                 "GainMapFile is empty");
     /* As after an IOC restart: autosave gives GainMapFile, then Apply. */
     char message[NDCC_MESSAGE_SIZE];
     loadGainMap(message);
@@ -203,8 +203,8 @@ void NDClusterCUDACorrections::apply(const Wanted &wanted, bool newFrameSize,
     char step[NDCC_MESSAGE_SIZE];
     bool loaded = false; /* the finder took the loaded map to check it */
     if (wanted.load) {
-        loaded = holdGainMap(wanted.path, wanted.unit, plugin_.finder.rows, plugin_.finder.cols, step) ==
-                 CC_OK;
+        loaded = holdGainMap(wanted.path, wanted.unit, plugin_.finder.rows,
+                             plugin_.finder.cols, step) == CC_OK;
         appendMessage(message, step);
     }
     if (newFrameSize) /* the finder let its map go */
@@ -212,27 +212,33 @@ void NDClusterCUDACorrections::apply(const Wanted &wanted, bool newFrameSize,
     const cc_gain_calibration_config &a = wanted.calibration,
                                      &b = calibrationConfig_;
     const bool calibrating = wanted.mode == GAIN_CALIBRATE;
-    const bool spectraGoOn =
-        calibrating && gainSpectraStarted_ && !wanted.restart && !loaded &&
-        !newFrameSize && a.rows == b.rows && a.cols == b.cols &&
-        a.bins == b.bins && a.low == b.low && a.high == b.high &&
-        a.events == b.events && a.fraction == b.fraction &&
-        a.min_photons == b.min_photons;
-    unsigned desired =
-        wanted.mode != GAIN_OFF && !gainMap_.empty() ? gainNumber_ : 0;
+    const bool spectraGoOn = calibrating && gainSpectraStarted_ &&
+                             !wanted.restart && !loaded && !newFrameSize &&
+                             a.rows == b.rows && a.cols == b.cols &&
+                             a.bins == b.bins && a.low == b.low &&
+                             a.high == b.high && a.events == b.events &&
+                             a.fraction == b.fraction &&
+                             a.min_photons == b.min_photons;
+    unsigned desired = wanted.mode != GAIN_OFF && !gainMap_.empty()
+                           ? gainNumber_
+                           : 0;
     if (spectraGoOn)
         desired = gainGiven_;
     if (desired != gainGiven_) {
         /* Given once, taken or not: a refused map is not offered again at
          * every batch. Whether the finder has one, it says itself. */
-        bool fits = gainRows_ == plugin_.finder.rows && gainCols_ == plugin_.finder.cols;
-        int rc = cc_finder_set_gain(
-            plugin_.finder.finder, desired != 0 && fits ? gainMap_.data() : NULL, gainUnit_);
+        bool fits = gainRows_ == plugin_.finder.rows &&
+                    gainCols_ == plugin_.finder.cols;
+        int rc = cc_finder_set_gain(plugin_.finder.finder,
+                                    desired != 0 && fits ? gainMap_.data()
+                                                         : NULL,
+                                    gainUnit_);
         if (desired != 0 && !fits) {
             formatMessage(step, sizeof step,
                           "the gain map held is %d x %d, the frames %d x %d: "
                           "no gain applied",
-                          gainCols_, gainRows_, plugin_.finder.cols, plugin_.finder.rows);
+                          gainCols_, gainRows_, plugin_.finder.cols,
+                          plugin_.finder.rows);
             appendMessage(message, step);
         } else if (rc != CC_OK) {
             formatMessage(step, sizeof step, "%s: no gain applied",
@@ -283,7 +289,8 @@ void NDClusterCUDACorrections::takeGainSpectra(bool stop, char *message)
     int rc = CC_OK;
     calibrationLock_.lock();
     if (calibration_ != NULL)
-        rc = cc_finder_take_gain_calibration(plugin_.finder.finder, calibration_);
+        rc = cc_finder_take_gain_calibration(plugin_.finder.finder,
+                                             calibration_);
     calibrationLock_.unlock();
     if (rc != CC_OK && message != NULL) {
         char step[NDCC_MESSAGE_SIZE];
@@ -327,8 +334,8 @@ NDArray *NDClusterCUDACorrections::commonModeMap()
     commonModeFigures_.resize(n);
     commonModeLast_.resize(n);
     plugin_.setIntegerParam(CommonModeRegions, (int)n);
-    if (n > 0 && cc_finder_common_mode(finder, commonModeFigures_.data(), n) ==
-                     CC_OK) {
+    if (n > 0 &&
+        cc_finder_common_mode(finder, commonModeFigures_.data(), n) == CC_OK) {
         double lastSquares = 0, squares = 0, frames = 0, unestimated = 0;
         for (uint32_t r = 0; r < n; r++) {
             const cc_common_mode_region &region = commonModeFigures_[r];
@@ -343,10 +350,10 @@ NDArray *NDClusterCUDACorrections::commonModeMap()
         }
         plugin_.setDoubleParam(CommonModeNow, std::sqrt(lastSquares / n));
         plugin_.setDoubleParam(CommonModeRms,
-                       frames > 0 ? std::sqrt(squares / frames) : 0);
+                               frames > 0 ? std::sqrt(squares / frames) : 0);
         plugin_.setDoubleParam(CommonModeUnestimated, unestimated);
         plugin_.doCallbacksFloat64Array(commonModeLast_.data(), n,
-                                CommonModeLast, 0);
+                                        CommonModeLast, 0);
         if (commonModeRegion_.size() != pixels ||
             commonModeConfig_.common_mode != config.common_mode ||
             commonModeConfig_.rows != config.rows ||
@@ -396,10 +403,11 @@ NDArray *NDClusterCUDACorrections::gainMapInForce()
                            : ": held, not applied";
     plugin_.setStringParam(GainMapInUse, inUse.c_str());
     if (applied)
-        map = plugin_.outputs.mapArray(
-            (size_t)plugin_.finder.cols, (size_t)plugin_.finder.rows, NDFloat32,
-            shownUnit == CC_GAIN_ADU_PER_KEV ? "gain map (ADU per keV)"
-                                             : "gain map (relative)");
+        map = plugin_.outputs.mapArray((size_t)plugin_.finder.cols,
+                                       (size_t)plugin_.finder.rows, NDFloat32,
+                                       shownUnit == CC_GAIN_ADU_PER_KEV
+                                           ? "gain map (ADU per keV)"
+                                           : "gain map (relative)");
     if (map != NULL) {
         float *to = (float *)map->pData;
         for (size_t p = 0; p < pixels; p++)

@@ -11,9 +11,9 @@
 #include "NDPluginClusterCUDA.h"
 
 NDClusterCUDAFinder::NDClusterCUDAFinder(NDPluginClusterCUDA &plugin)
-    : NDClusterCUDAPart(plugin), finder(NULL), rows(0), cols(0),
-      frameRows_(0), frameCols_(0), settingsChanged_(true),
-      pendingLoad_(false), pendingMask_(false), framesSeen_(false)
+    : NDClusterCUDAPart(plugin), finder(NULL), rows(0), cols(0), frameRows_(0),
+      frameCols_(0), settingsChanged_(true), pendingLoad_(false),
+      pendingMask_(false), framesSeen_(false)
 {
     trainingNote[0] = '\0';
     cc_config defaults;
@@ -30,8 +30,8 @@ NDClusterCUDAFinder::NDClusterCUDAFinder(NDPluginClusterCUDA &plugin)
     float64Param(ClusterNSigmaString, &NSigma, defaults.nsigma,
                  [this](asynUser *pasynUser, epicsFloat64 &value) {
                      if (!(value > 0))
-                         return refuse(pasynUser,
-                                       "NSigma %g must be above 0", value);
+                         return refuse(pasynUser, "NSigma %g must be above 0",
+                                       value);
                      settingsChanged_ = true;
                      return asynSuccess;
                  });
@@ -45,8 +45,7 @@ NDClusterCUDAFinder::NDClusterCUDAFinder(NDPluginClusterCUDA &plugin)
     int32Param(ClusterPedestalFramesString, &PedestalFrames,
                (int)defaults.pedestal_frames, setting);
     int32Param(ClusterBackendString, &Backend, defaults.backend, setting);
-    int32Param(ClusterPrecisionString, &Precision, defaults.precision,
-               setting);
+    int32Param(ClusterPrecisionString, &Precision, defaults.precision, setting);
     int32Param(ClusterAdcMaskString, &AdcMask, defaults.adc_mask, setting);
     float64Param(ClusterAutoMaskFactorString, &AutoMaskFactor, 0,
                  [this](asynUser *pasynUser, epicsFloat64 &value) {
@@ -148,7 +147,8 @@ int NDClusterCUDAFinder::configure(const cc_config &config, bool newFrameSize,
         return cc_finder_new(&finder, &config, message);
     int rc = cc_finder_set_config(finder, &config);
     if (rc != CC_OK)
-        snprintf(message, NDCC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder));
+        snprintf(message, NDCC_MESSAGE_SIZE, "%s",
+                 cc_finder_last_error(finder));
     else if (newFrameSize)
         snprintf(message, NDCC_MESSAGE_SIZE,
                  "frame size changed to %u x %u: the pedestal is reset",

@@ -14,55 +14,69 @@
 #include "NDClusterCUDAPart.h"
 
 /* Settings (r/w), asynInt32 unless marked */
-#define ClusterNSigmaString "CLUSTER_NSIGMA"                 /* asynFloat64 */
-#define ClusterNumStreamsString "CLUSTER_NUM_STREAMS"        /* CUDA streams 1..8 */
-#define ClusterMaxClustersString "CLUSTER_MAX_CLUSTERS"      /* cap, rows of the output */
-#define ClusterSizeXString "CLUSTER_SIZE_X"                  /* odd, 3..9 */
-#define ClusterSizeYString "CLUSTER_SIZE_Y"                  /* odd, 3..9 */
-#define ClusterPedestalFramesString "CLUSTER_PEDESTAL_FRAMES" /* dark frames to train */
-#define ClusterBackendString "CLUSTER_BACKEND"               /* cc_backend: 0 Auto, 1 CPU, 2 CUDA */
-#define ClusterPrecisionString "CLUSTER_PRECISION"           /* 0 float, 1 double */
+#define ClusterNSigmaString "CLUSTER_NSIGMA"          /* asynFloat64 */
+#define ClusterNumStreamsString "CLUSTER_NUM_STREAMS" /* CUDA streams 1..8 */
+#define ClusterMaxClustersString                                               \
+    "CLUSTER_MAX_CLUSTERS"                  /* cap, rows of the output */
+#define ClusterSizeXString "CLUSTER_SIZE_X" /* odd, 3..9 */
+#define ClusterSizeYString "CLUSTER_SIZE_Y" /* odd, 3..9 */
+#define ClusterPedestalFramesString                                            \
+    "CLUSTER_PEDESTAL_FRAMES" /* dark frames to train */
+#define ClusterBackendString                                                   \
+    "CLUSTER_BACKEND" /* cc_backend: 0 Auto, 1 CPU, 2 CUDA */
+#define ClusterPrecisionString "CLUSTER_PRECISION" /* 0 float, 1 double */
 #define ClusterAdcMaskString "CLUSTER_ADC_MASK"
-#define ClusterAutoMaskFactorString "CLUSTER_AUTO_MASK_FACTOR" /* asynFloat64: the rms rule's k, 0 = off */
+#define ClusterAutoMaskFactorString                                            \
+    "CLUSTER_AUTO_MASK_FACTOR" /* asynFloat64: the rms rule's k, 0 = off */
 /* The pedestal and the bad-pixel mask (docs/spec.md §2, §7.1) */
-#define ClusterResetPedestalString "CLUSTER_RESET_PEDESTAL"  /* write 1 to train again */
-#define ClusterSavePedestalString "CLUSTER_SAVE_PEDESTAL"    /* write 1 to save */
-#define ClusterLoadPedestalString "CLUSTER_LOAD_PEDESTAL"    /* write 1 to load */
-#define ClusterPedestalFileString "CLUSTER_PEDESTAL_FILE"    /* asynOctet: path */
+#define ClusterResetPedestalString                                             \
+    "CLUSTER_RESET_PEDESTAL" /* write 1 to train again */
+#define ClusterSavePedestalString "CLUSTER_SAVE_PEDESTAL" /* write 1 to save */
+#define ClusterLoadPedestalString "CLUSTER_LOAD_PEDESTAL" /* write 1 to load */
+#define ClusterPedestalFileString "CLUSTER_PEDESTAL_FILE" /* asynOctet: path */
 /* After an IOC restart, the saved pedestal and mask: 1 loads PedestalFile
  * and MaskFile (those not empty) at the first frame the IOC receives. */
-#define ClusterLoadFilesAtStartString "CLUSTER_LOAD_FILES_AT_START" /* 0 No, 1 Yes */
-#define ClusterMaskFileString "CLUSTER_MASK_FILE"            /* asynOctet: .npy, uint8 or bool */
-#define ClusterLoadMaskString "CLUSTER_LOAD_MASK"            /* write 1 (empty MaskFile: clear) */
+#define ClusterLoadFilesAtStartString                                          \
+    "CLUSTER_LOAD_FILES_AT_START" /* 0 No, 1 Yes */
+#define ClusterMaskFileString                                                  \
+    "CLUSTER_MASK_FILE" /* asynOctet: .npy, uint8 or bool */
+#define ClusterLoadMaskString                                                  \
+    "CLUSTER_LOAD_MASK" /* write 1 (empty MaskFile: clear) */
 /* What the finder says (r/o) */
-#define ClusterPedestalStateString "CLUSTER_PEDESTAL_STATE"  /* 0 Training, 1 Ready */
-#define ClusterPedestalCountString "CLUSTER_PEDESTAL_COUNT"  /* dark frames trained */
+#define ClusterPedestalStateString                                             \
+    "CLUSTER_PEDESTAL_STATE" /* 0 Training, 1 Ready */
+#define ClusterPedestalCountString                                             \
+    "CLUSTER_PEDESTAL_COUNT" /* dark frames trained */
 #define ClusterMaskedPixelsString "CLUSTER_MASKED_PIXELS"
-#define ClusterBackendInUseString "CLUSTER_BACKEND_IN_USE"   /* asynOctet: what runs, and why */
-#define ClusterNumClustersString "CLUSTER_NUM_CLUSTERS"      /* found in the last frame */
-#define ClusterTotalClustersString "CLUSTER_TOTAL_CLUSTERS"  /* asynFloat64: since reset */
-#define ClusterDroppedClustersString "CLUSTER_DROPPED_CLUSTERS" /* asynFloat64: beyond the cap */
+#define ClusterBackendInUseString                                              \
+    "CLUSTER_BACKEND_IN_USE" /* asynOctet: what runs, and why */
+#define ClusterNumClustersString                                               \
+    "CLUSTER_NUM_CLUSTERS" /* found in the last frame */
+#define ClusterTotalClustersString                                             \
+    "CLUSTER_TOTAL_CLUSTERS" /* asynFloat64: since reset */
+#define ClusterDroppedClustersString                                           \
+    "CLUSTER_DROPPED_CLUSTERS" /* asynFloat64: beyond the cap */
 
 class NDClusterCUDAFinder : public NDClusterCUDAPart {
-public:
+  public:
     explicit NDClusterCUDAFinder(NDPluginClusterCUDA &plugin);
     ~NDClusterCUDAFinder();
 
-    int NSigma, NumStreams, MaxClusters, SizeX, SizeY, PedestalFrames,
-        Backend, Precision, AdcMask, AutoMaskFactor;
+    int NSigma, NumStreams, MaxClusters, SizeX, SizeY, PedestalFrames, Backend,
+        Precision, AdcMask, AutoMaskFactor;
     int ResetPedestal, SavePedestal, LoadPedestal, PedestalFile,
         LoadFilesAtStart, MaskFile, LoadMask;
-    int PedestalState, PedestalCount, MaskedPixels, BackendInUse,
-        NumClusters, TotalClusters, DroppedClusters;
+    int PedestalState, PedestalCount, MaskedPixels, BackendInUse, NumClusters,
+        TotalClusters, DroppedClusters;
 
     /* What the PVs ask of a batch's finder: its configuration, whether it
      * changed since the last batch, and the files to load first. */
     struct Wanted {
         cc_config config;
         bool settingsChanged;
-        bool load;          /* the pedestal from loadPath */
+        bool load; /* the pedestal from loadPath */
         char loadPath[512];
-        bool loadMask;      /* then the mask from maskPath ("": none) */
+        bool loadMask; /* then the mask from maskPath ("": none) */
         char maskPath[512];
     };
     /* For frames of rows x cols handed over now (port locked). */
@@ -96,14 +110,14 @@ public:
     /* Why the pedestal trains again, for the status (finder lock). */
     char trainingNote[NDCC_MESSAGE_SIZE];
 
-private:
+  private:
     cc_config config(int frameRows, int frameCols);
     void command(int function);
 
-    int frameRows_, frameCols_; /* of the frames last handed over (port) */
-    bool settingsChanged_;      /* since the last batch (port) */
+    int frameRows_, frameCols_;      /* of the frames last handed over (port) */
+    bool settingsChanged_;           /* since the last batch (port) */
     bool pendingLoad_, pendingMask_; /* asked before the first frame */
-    bool framesSeen_;           /* a batch was made: the start is over */
+    bool framesSeen_;                /* a batch was made: the start is over */
 };
 
 #endif

@@ -19,7 +19,7 @@
  * GainMode wants it. An empty path lets the map go. A refused file
  * keeps the map held, and the finder its own. */
 int NDClusterCUDACorrections::holdGainMap(const char *path, cc_gain_unit unit,
-                                     int rows, int cols, char *message)
+                                          int rows, int cols, char *message)
 {
     if (path[0] == '\0') {
         gainMap_.clear();
@@ -31,16 +31,17 @@ int NDClusterCUDACorrections::holdGainMap(const char *path, cc_gain_unit unit,
     }
     std::vector<double> map((size_t)rows * cols);
     char why[NDCC_MESSAGE_SIZE];
-    int rc = cc_gain_map_read(path, (uint32_t)rows, (uint32_t)cols,
-                              map.data(), why);
+    int rc = cc_gain_map_read(path, (uint32_t)rows, (uint32_t)cols, map.data(),
+                              why);
     if (rc == CC_OK) {
         rc = cc_finder_set_gain(plugin_.finder.finder, map.data(), unit);
         if (rc != CC_OK)
-            snprintf(why, sizeof why, "%s", cc_finder_last_error(plugin_.finder.finder));
+            snprintf(why, sizeof why, "%s",
+                     cc_finder_last_error(plugin_.finder.finder));
     }
     if (rc != CC_OK) {
-        formatMessage(message, NDCC_MESSAGE_SIZE, "%s; the gain map held is kept",
-                      why);
+        formatMessage(message, NDCC_MESSAGE_SIZE,
+                      "%s; the gain map held is kept", why);
         return rc;
     }
     gainMap_.swap(map);
@@ -87,7 +88,8 @@ int NDClusterCUDACorrections::saveGainMap(char *message)
     if (length < 5 || strcmp(path + length - 4, ".npy") != 0) {
         formatMessage(message, NDCC_MESSAGE_SIZE,
                       "SaveGainMap writes NumPy: GainMapFile '%s' must end "
-                      "in .npy", path);
+                      "in .npy",
+                      path);
         return CC_EINVAL;
     }
     plugin_.finder.lock.lock();
@@ -109,25 +111,27 @@ int NDClusterCUDACorrections::saveGainMap(char *message)
     std::vector<double> prior(pixels), gain(pixels);
     cc_gain_unit priorUnit = CC_GAIN_RELATIVE;
     plugin_.finder.lock.lock();
-    bool havePrior = plugin_.finder.finder != NULL && plugin_.finder.rows == (int)config.rows &&
+    bool havePrior = plugin_.finder.finder != NULL &&
+                     plugin_.finder.rows == (int)config.rows &&
                      plugin_.finder.cols == (int)config.cols &&
-                     cc_finder_get_gain(plugin_.finder.finder, prior.data(), &priorUnit) ==
-                         CC_OK;
+                     cc_finder_get_gain(plugin_.finder.finder, prior.data(),
+                                        &priorUnit) == CC_OK;
     plugin_.finder.lock.unlock();
     std::vector<uint8_t> quality(pixels);
     cc_gain_unit unit = lineEnergy > 0 ? CC_GAIN_ADU_PER_KEV : CC_GAIN_RELATIVE;
     cc_gain_calibration_result result;
     char why[NDCC_MESSAGE_SIZE];
-    int rc = cc_gain_calibration_solve(
-        taken, havePrior ? prior.data() : NULL, priorUnit, unit, lineEnergy,
-        gain.data(), quality.data(), &result, why);
+    int rc = cc_gain_calibration_solve(taken, havePrior ? prior.data() : NULL,
+                                       priorUnit, unit, lineEnergy, gain.data(),
+                                       quality.data(), &result, why);
     calibrationLock_.lock();
     if (calibration_ == NULL) /* not replaced meanwhile: goes on */
         std::swap(calibration_, taken);
     calibrationLock_.unlock();
     cc_gain_calibration_destroy(taken);
     if (rc != CC_OK) {
-        formatMessage(message, NDCC_MESSAGE_SIZE, "gain map not saved: %s", why);
+        formatMessage(message, NDCC_MESSAGE_SIZE, "gain map not saved: %s",
+                      why);
         return rc;
     }
     for (size_t p = 0; p < pixels; p++)
@@ -139,7 +143,8 @@ int NDClusterCUDACorrections::saveGainMap(char *message)
         rc = cc_mask_write_npy(flagged.c_str(), config.rows, config.cols,
                                quality.data(), why);
     if (rc != CC_OK) {
-        formatMessage(message, NDCC_MESSAGE_SIZE, "gain map not saved: %s", why);
+        formatMessage(message, NDCC_MESSAGE_SIZE, "gain map not saved: %s",
+                      why);
         return rc;
     }
     plugin_.setIntegerParam(GainCalGood, (int)result.pixels_good);
@@ -154,10 +159,10 @@ int NDClusterCUDACorrections::saveGainMap(char *message)
     gainCols_ = (int)config.cols;
     gainNumber_++;
     gainNote_ = std::string(path) + " (" + cc_gain_unit_name(unit) +
-                ", fitted from " + std::to_string(result.photons) +
-                " photons)";
+                ", fitted from " + std::to_string(result.photons) + " photons)";
     char masked[NDCC_MESSAGE_SIZE] = "";
-    if (maskFlagged && plugin_.finder.finder != NULL && plugin_.finder.rows == (int)config.rows &&
+    if (maskFlagged && plugin_.finder.finder != NULL &&
+        plugin_.finder.rows == (int)config.rows &&
         plugin_.finder.cols == (int)config.cols) {
         std::vector<uint8_t> mask(pixels);
         if (cc_finder_get_mask(plugin_.finder.finder, mask.data()) == CC_OK) {
@@ -214,4 +219,3 @@ void NDClusterCUDACorrections::gainCommand(int function)
         loadGainMap(message);
     status("%s", message);
 }
-

@@ -56,9 +56,8 @@ NDClusterCUDAImaging::NDClusterCUDAImaging(NDPluginClusterCUDA &plugin)
     int32Param(ClusterSubpixelsString, &Subpixels, 5,
                [this](asynUser *pasynUser, epicsInt32 &value) {
                    if (value < 1 || value > (int)CC_SUBPIXELS_MAX)
-                       return refuse(pasynUser,
-                                     "Subpixels %d must be 1 to %u", value,
-                                     CC_SUBPIXELS_MAX);
+                       return refuse(pasynUser, "Subpixels %d must be 1 to %u",
+                                     value, CC_SUBPIXELS_MAX);
                    return asynSuccess;
                });
     int32Param(ClusterImageResetString, &ImageReset, 0, command);
@@ -131,7 +130,7 @@ cc_eta_calibration *NDClusterCUDAImaging::mergedCalibration(char *message)
 /* calibration (made by the caller) is in force from now on; how says
  * where it came from (finder lock held). */
 void NDClusterCUDAImaging::replaceCalibration(cc_eta_calibration *calibration,
-                                             const char *how)
+                                              const char *how)
 {
     cc_eta_calibration_info info;
     cc_eta_calibration_info_get(calibration, &info);
@@ -183,16 +182,15 @@ void NDClusterCUDAImaging::apply(const Wanted &asked, char *message)
         cc_eta_calibration *taken = now.mode == ETA_CALIBRATE
                                         ? mergedCalibration(message)
                                         : NULL;
-        cc_eta_calibration *parts[NDClusterCUDAPipeline::MAX_OUTPUT_THREADS] =
-            {NULL};
+        cc_eta_calibration *parts[NDClusterCUDAPipeline::MAX_OUTPUT_THREADS] = {
+            NULL};
         int rc = CC_OK;
         for (unsigned i = 0; wanted.mode == ETA_CALIBRATE && rc == CC_OK &&
                              i < pipeline.outputThreads();
              i++)
             rc = cc_eta_calibration_new(&parts[i],
                                         (cc_eta_function)wanted.function,
-                                        (uint32_t)wanted.bins, window,
-                                        message);
+                                        (uint32_t)wanted.bins, window, message);
         for (unsigned i = 0; i < pipeline.outputThreads(); i++) {
             if (rc != CC_OK) { /* no part, rather than some */
                 cc_eta_calibration_destroy(parts[i]);
@@ -205,11 +203,13 @@ void NDClusterCUDAImaging::apply(const Wanted &asked, char *message)
             cc_eta_calibration_destroy(parts[i]);
         }
         cc_eta_calibration_info info;
-        if (taken != NULL && cc_eta_calibration_info_get(taken, &info) ==
-                                 CC_OK && info.photons > 0) {
+        if (taken != NULL &&
+            cc_eta_calibration_info_get(taken, &info) == CC_OK &&
+            info.photons > 0) {
             replaceCalibration(taken, "taken live");
             snprintf(message, NDCC_MESSAGE_SIZE,
-                     "eta calibration taken: %" PRIu64 " photons", info.photons);
+                     "eta calibration taken: %" PRIu64 " photons",
+                     info.photons);
         } else if (now.mode == ETA_CALIBRATE) {
             cc_eta_calibration_destroy(taken);
             snprintf(message, NDCC_MESSAGE_SIZE,
@@ -219,8 +219,8 @@ void NDClusterCUDAImaging::apply(const Wanted &asked, char *message)
         if (wanted.mode == ETA_CALIBRATE && rc == CC_OK)
             snprintf(message, NDCC_MESSAGE_SIZE,
                      "calibrating: %s in %d x %d bins of the photons that "
-                     "flow", etaNames[wanted.function], wanted.bins,
-                     wanted.bins);
+                     "flow",
+                     etaNames[wanted.function], wanted.bins, wanted.bins);
     }
     wanted.calibration = calibrationNumber_;
     const bool imageKept = now.mode == ETA_INTERPOLATE &&
@@ -242,15 +242,16 @@ void NDClusterCUDAImaging::apply(const Wanted &asked, char *message)
                                      (uint32_t)wanted.rows,
                                      (uint32_t)wanted.cols,
                                      (uint32_t)wanted.subpixels, message);
-        if (rc == CC_OK && cc_finder_set_interpolator(finder, image_) != CC_OK) {
+        if (rc == CC_OK &&
+            cc_finder_set_interpolator(finder, image_) != CC_OK) {
             snprintf(message, NDCC_MESSAGE_SIZE, "%s",
                      cc_finder_last_error(finder));
             cc_interpolator_destroy(image_);
             image_ = NULL;
         } else if (rc == CC_OK) {
             formatMessage(message, NDCC_MESSAGE_SIZE,
-                     "interpolating: %d x %d sub-pixels a pixel, by %s",
-                     wanted.subpixels, wanted.subpixels, calibrationNote_);
+                          "interpolating: %d x %d sub-pixels a pixel, by %s",
+                          wanted.subpixels, wanted.subpixels, calibrationNote_);
         }
     }
     inForce_ = wanted;
@@ -272,8 +273,7 @@ asynStatus NDClusterCUDAImaging::checkEtaMode(asynUser *pasynUser, int mode)
     bool have = calibration_ != NULL;
     plugin_.finder.lock.unlock();
     char message[NDCC_MESSAGE_SIZE];
-    if (!have && current != ETA_CALIBRATE &&
-        loadCalibration(message) != CC_OK)
+    if (!have && current != ETA_CALIBRATE && loadCalibration(message) != CC_OK)
         return refuse(pasynUser,
                       "Interpolate refused: no eta calibration in force, "
                       "and %s",
@@ -359,20 +359,22 @@ void NDClusterCUDAImaging::command(int function)
  * with a reason in message (finder lock held, port not: the copy of up
  * to 100 MB must not hold up the arrays). */
 NDArray *NDClusterCUDAImaging::takeImage(cc_image_stats *stats,
-                                        double *flatness, char *message)
+                                         double *flatness, char *message)
 {
     cc_finder *finder = plugin_.finder.finder;
     if (image_ == NULL || finder == NULL)
         return NULL;
     if (cc_finder_take_image(finder, image_) != CC_OK)
-        snprintf(message, NDCC_MESSAGE_SIZE, "%s", cc_finder_last_error(finder));
+        snprintf(message, NDCC_MESSAGE_SIZE, "%s",
+                 cc_finder_last_error(finder));
     cc_interpolator_stats(image_, stats);
     *flatness = 0;
     cc_interpolator_flatness(image_, flatness); /* 0 for S = 1 or empty */
     const size_t s = (size_t)inForce_.subpixels;
     size_t dims[2] = {(size_t)inForce_.cols * s, (size_t)inForce_.rows * s};
-    NDArray *pImage = plugin_.outputs.mapArray(
-        dims[0], dims[1], NDUInt32, "interpolated image (photons per sub-pixel)");
+    NDArray *pImage =
+        plugin_.outputs.mapArray(dims[0], dims[1], NDUInt32,
+                                 "interpolated image (photons per sub-pixel)");
     if (pImage == NULL) {
         snprintf(message, NDCC_MESSAGE_SIZE,
                  "no NDArray for the interpolated image: the pool is "

@@ -18,24 +18,33 @@
 #include "NDClusterCUDAPart.h"
 
 /* Of the photons in the energy window (or of all clusters, window off). */
-#define ClusterEtaModeString "CLUSTER_ETA_MODE"         /* asynInt32: 0 Off, 1 Calibrate, 2 Interpolate */
-#define ClusterEtaFunctionString "CLUSTER_ETA_FUNCTION" /* asynInt32: 0 eta2, 1 eta2full, 2 eta3 */
-#define ClusterEtaBinsString "CLUSTER_ETA_BINS"         /* asynInt32: 1..1000 a side */
-#define ClusterEtaFileString "CLUSTER_ETA_FILE"         /* asynOctet: .eta path */
-#define ClusterSaveEtaString "CLUSTER_SAVE_ETA"         /* asynInt32: write 1 to save */
-#define ClusterLoadEtaString "CLUSTER_LOAD_ETA"         /* asynInt32: write 1 to load */
-#define ClusterEtaCalibrationString "CLUSTER_ETA_CALIBRATION" /* asynOctet r/o: the one in force */
-#define ClusterCalibrationPhotonsString "CLUSTER_CALIBRATION_PHOTONS" /* asynFloat64 r/o */
-#define ClusterSubpixelsString "CLUSTER_SUBPIXELS"      /* asynInt32: S, 1..25 */
-#define ClusterImageResetString "CLUSTER_IMAGE_RESET"   /* asynInt32: write 1 to clear */
-#define ClusterImagedPhotonsString "CLUSTER_IMAGED_PHOTONS" /* asynFloat64 r/o: in the image */
-#define ClusterImageUninterpolableString "CLUSTER_IMAGE_UNINTERPOLABLE" /* asynFloat64 r/o */
-#define ClusterImageClippedString "CLUSTER_IMAGE_CLIPPED"   /* asynFloat64 r/o */
-#define ClusterImageOutsideString "CLUSTER_IMAGE_OUTSIDE"   /* asynFloat64 r/o: not photons */
-#define ClusterImageFlatnessString "CLUSTER_IMAGE_FLATNESS" /* asynFloat64 r/o: chi^2/dof */
+#define ClusterEtaModeString                                                   \
+    "CLUSTER_ETA_MODE" /* asynInt32: 0 Off, 1 Calibrate, 2 Interpolate */
+#define ClusterEtaFunctionString                                               \
+    "CLUSTER_ETA_FUNCTION" /* asynInt32: 0 eta2, 1 eta2full, 2 eta3 */
+#define ClusterEtaBinsString "CLUSTER_ETA_BINS" /* asynInt32: 1..1000 a side */
+#define ClusterEtaFileString "CLUSTER_ETA_FILE" /* asynOctet: .eta path */
+#define ClusterSaveEtaString "CLUSTER_SAVE_ETA" /* asynInt32: write 1 to save */
+#define ClusterLoadEtaString "CLUSTER_LOAD_ETA" /* asynInt32: write 1 to load */
+#define ClusterEtaCalibrationString                                            \
+    "CLUSTER_ETA_CALIBRATION" /* asynOctet r/o: the one in force */
+#define ClusterCalibrationPhotonsString                                        \
+    "CLUSTER_CALIBRATION_PHOTONS"                  /* asynFloat64 r/o */
+#define ClusterSubpixelsString "CLUSTER_SUBPIXELS" /* asynInt32: S, 1..25 */
+#define ClusterImageResetString                                                \
+    "CLUSTER_IMAGE_RESET" /* asynInt32: write 1 to clear */
+#define ClusterImagedPhotonsString                                             \
+    "CLUSTER_IMAGED_PHOTONS" /* asynFloat64 r/o: in the image */
+#define ClusterImageUninterpolableString                                       \
+    "CLUSTER_IMAGE_UNINTERPOLABLE"                        /* asynFloat64 r/o */
+#define ClusterImageClippedString "CLUSTER_IMAGE_CLIPPED" /* asynFloat64 r/o */
+#define ClusterImageOutsideString                                              \
+    "CLUSTER_IMAGE_OUTSIDE" /* asynFloat64 r/o: not photons */
+#define ClusterImageFlatnessString                                             \
+    "CLUSTER_IMAGE_FLATNESS" /* asynFloat64 r/o: chi^2/dof */
 
 class NDClusterCUDAImaging : public NDClusterCUDAPart {
-public:
+  public:
     explicit NDClusterCUDAImaging(NDPluginClusterCUDA &plugin);
     ~NDClusterCUDAImaging();
 
@@ -51,7 +60,7 @@ public:
         int mode;           /* ETA_OFF, ETA_CALIBRATE, ETA_INTERPOLATE */
         int function, bins; /* of a new calibration */
         int subpixels;
-        bool windowed;      /* the energy window, the hit map's too */
+        bool windowed; /* the energy window, the hit map's too */
         cc_energy_window window;
         int rows, cols;
         unsigned calibration; /* calibrationNumber_ of the one imaged with */
@@ -73,23 +82,25 @@ public:
     /* The calibration's PVs (port and finder lock held). */
     void publishCalibration();
     /* A batch was imaged (port locked): the next publication is due. */
-    void imaged() { unpublished_ = true; }
+    void imaged()
+    {
+        unpublished_ = true;
+    }
 
-private:
+  private:
     cc_eta_calibration *mergedCalibration(char *message);
     void replaceCalibration(cc_eta_calibration *calibration, const char *how);
     int loadCalibration(char *message);
     void command(int function);
-    NDArray *takeImage(cc_image_stats *stats, double *flatness,
-                       char *message);
+    NDArray *takeImage(cc_image_stats *stats, double *flatness, char *message);
 
     /* Under the finder lock: */
-    Wanted inForce_;                  /* what runs */
-    cc_eta_calibration *calibration_; /* the one in force, or NULL */
-    unsigned calibrationNumber_;      /* counts its replacements */
+    Wanted inForce_;                          /* what runs */
+    cc_eta_calibration *calibration_;         /* the one in force, or NULL */
+    unsigned calibrationNumber_;              /* counts its replacements */
     char calibrationNote_[NDCC_MESSAGE_SIZE]; /* what it is, for the PV */
-    cc_interpolator *image_; /* taken from the finder while interpolating */
-    bool unpublished_;       /* frames imaged since the image's (port) */
+    cc_interpolator *image_;   /* taken from the finder while interpolating */
+    bool unpublished_;         /* frames imaged since the image's (port) */
     epicsTimeStamp lastImage_; /* the publisher thread's */
 };
 

@@ -26,24 +26,24 @@ NDClusterCUDAModes::NDClusterCUDAModes(NDPluginClusterCUDA &plugin)
                });
     /* One of the three; Interpolate is EtaMode Interpolate, with its
      * refusal when no η calibration can be had. */
-    int32Param(ClusterDetectorModeString, &DetectorMode, DETECTOR_MODE_COUNT,
-               [this](asynUser *pasynUser, epicsInt32 &mode) {
-                   static const char *const states[3] = {"Count", "Analog",
-                                                         "Interpolate"};
-                   if (checkModeState(pasynUser, "DetectorMode", mode,
-                                      states) != asynSuccess)
-                       return asynError;
-                   if (mode != DETECTOR_MODE_INTERPOLATE)
-                       return asynSuccess;
-                   if (plugin_.imaging.checkEtaMode(
-                           pasynUser, NDClusterCUDAImaging::ETA_INTERPOLATE) !=
-                       asynSuccess)
-                       return asynError;
-                   plugin_.setIntegerParam(
-                       plugin_.imaging.EtaMode,
-                       NDClusterCUDAImaging::ETA_INTERPOLATE);
-                   return asynSuccess;
-               });
+    int32Param(
+        ClusterDetectorModeString, &DetectorMode, DETECTOR_MODE_COUNT,
+        [this](asynUser *pasynUser, epicsInt32 &mode) {
+            static const char *const states[3] = {"Count", "Analog",
+                                                  "Interpolate"};
+            if (checkModeState(pasynUser, "DetectorMode", mode, states) !=
+                asynSuccess)
+                return asynError;
+            if (mode != DETECTOR_MODE_INTERPOLATE)
+                return asynSuccess;
+            if (plugin_.imaging.checkEtaMode(
+                    pasynUser, NDClusterCUDAImaging::ETA_INTERPOLATE) !=
+                asynSuccess)
+                return asynError;
+            plugin_.setIntegerParam(plugin_.imaging.EtaMode,
+                                    NDClusterCUDAImaging::ETA_INTERPOLATE);
+            return asynSuccess;
+        });
     float64Param(ClusterAnalogFramesString, &AnalogFrames, 0);
 }
 
@@ -87,7 +87,8 @@ int NDClusterCUDAModes::pedestalFrames(const Wanted &wanted,
     frames_.clear();
     for (size_t k = 0; k < arrays.size(); k++)
         frames_.push_back((const uint16_t *)arrays[k]->pData);
-    int rc = cc_finder_add_pedestal_list(finder, frames_.data(), frames_.size());
+    int rc = cc_finder_add_pedestal_list(finder, frames_.data(),
+                                         frames_.size());
     if (rc == CC_OK)
         *trained = arrays.size();
     cc_finder_get_stats(finder, stats);

@@ -21,17 +21,28 @@
 
 #include "NDClusterCUDAPart.h"
 
-#define ClusterFrameModeString "CLUSTER_FRAME_MODE"       /* asynInt32: 0 Frame, 1 Pedestal, 2 NewPedestal */
-#define ClusterDetectorModeString "CLUSTER_DETECTOR_MODE" /* asynInt32: 0 Count, 1 Analog, 2 Interpolate */
-#define ClusterAnalogFramesString "CLUSTER_ANALOG_FRAMES" /* asynFloat64 r/o: frames in the analog image */
+#define ClusterFrameModeString                                                 \
+    "CLUSTER_FRAME_MODE" /* asynInt32: 0 Frame, 1 Pedestal, 2 NewPedestal */
+#define ClusterDetectorModeString                                              \
+    "CLUSTER_DETECTOR_MODE" /* asynInt32: 0 Count, 1 Analog, 2 Interpolate */
+#define ClusterAnalogFramesString                                              \
+    "CLUSTER_ANALOG_FRAMES" /* asynFloat64 r/o: frames in the analog image */
 
 class NDClusterCUDAModes : public NDClusterCUDAPart {
-public:
+  public:
     explicit NDClusterCUDAModes(NDPluginClusterCUDA &plugin);
 
     int FrameMode, DetectorMode, AnalogFrames;
-    enum { FRAME_MODE_FRAME = 0, FRAME_MODE_PEDESTAL = 1, FRAME_MODE_NEW_PEDESTAL = 2 };
-    enum { DETECTOR_MODE_COUNT = 0, DETECTOR_MODE_ANALOG = 1, DETECTOR_MODE_INTERPOLATE = 2 };
+    enum {
+        FRAME_MODE_FRAME = 0,
+        FRAME_MODE_PEDESTAL = 1,
+        FRAME_MODE_NEW_PEDESTAL = 2
+    };
+    enum {
+        DETECTOR_MODE_COUNT = 0,
+        DETECTOR_MODE_ANALOG = 1,
+        DETECTOR_MODE_INTERPOLATE = 2
+    };
 
     /* What the modes ask of a batch (taken, port locked). */
     struct Wanted {
@@ -56,9 +67,12 @@ public:
     int takeAnalog(char *message);
     NDArray *analogArray();
     bool resetAnalog();
-    double analogFrames() const { return (double)analogFrames_; }
+    double analogFrames() const
+    {
+        return (double)analogFrames_;
+    }
 
-private:
+  private:
     asynStatus checkModeState(asynUser *pasynUser, const char *pv, int mode,
                               const char *const states[3]);
 

@@ -18,7 +18,7 @@
 
 /* The asyn names of the line fit's figures (PeakResult). */
 static const char *const peakResultNames[] = {
-    "CLUSTER_PEAK_POSITION", "CLUSTER_PEAK_SIGMA",  "CLUSTER_PEAK_FWHM",
+    "CLUSTER_PEAK_POSITION",   "CLUSTER_PEAK_SIGMA",  "CLUSTER_PEAK_FWHM",
     "CLUSTER_PEAK_RESOLUTION", "CLUSTER_PEAK_COUNTS", "CLUSTER_PEAK_CHI2"};
 
 /* The spectrum's energies and its most bins. */
@@ -28,8 +28,8 @@ NDClusterCUDAOutputs::NDClusterCUDAOutputs(NDPluginClusterCUDA &plugin,
                                            size_t maxMemory)
     : NDClusterCUDAPart(plugin), pool_(new NDArrayPool(&plugin, maxMemory)),
       mapArrays_(0), spectrum_(NULL), hitmap_(NULL), hitmapWindowed_(false),
-      counting_(false), counts_(NULL), centres_(NULL), axis_(NULL),
-      rms_(NULL), mean_(NULL), spectrumChanged_(true), windowChanged_(true),
+      counting_(false), counts_(NULL), centres_(NULL), axis_(NULL), rms_(NULL),
+      mean_(NULL), spectrumChanged_(true), windowChanged_(true),
       unpublished_(false), publishWanted_(false)
 {
     epicsTimeGetCurrent(&lastPublished_);
@@ -174,8 +174,9 @@ asynStatus NDClusterCUDAOutputs::checkWindow(asynUser *pasynUser, int function,
     cc_energy_window window = {CC_ENERGY_SUM, low, high};
     char message[NDCC_MESSAGE_SIZE];
     if (cc_energy_window_check(&window, message) != CC_OK)
-        return refuse(pasynUser, "%s (to move the window up, set WindowHigh "
-                                 "first)",
+        return refuse(pasynUser,
+                      "%s (to move the window up, set WindowHigh "
+                      "first)",
                       message);
     /* The same value again changes nothing: the counting image goes on. */
     if (value != held)
@@ -189,8 +190,10 @@ asynStatus NDClusterCUDAOutputs::checkWindow(asynUser *pasynUser, int function,
 asynStatus NDClusterCUDAOutputs::checkSpectrum(asynUser *pasynUser,
                                                int function, double value)
 {
-    const int heldEnergy = getInt(SpectrumEnergy), heldBins = getInt(SpectrumBins);
-    const double heldMin = getDouble(SpectrumMin), heldMax = getDouble(SpectrumMax);
+    const int heldEnergy = getInt(SpectrumEnergy),
+              heldBins = getInt(SpectrumBins);
+    const double heldMin = getDouble(SpectrumMin),
+                 heldMax = getDouble(SpectrumMax);
     int energy = function == SpectrumEnergy ? (int)value : heldEnergy;
     int bins = function == SpectrumBins ? (int)value : heldBins;
     double min = function == SpectrumMin ? value : heldMin;
@@ -401,9 +404,9 @@ void NDClusterCUDAOutputs::fitLine(uint32_t bins)
     cc_peak peak = {};
     bool fitted = cc_fit_peak(counts_, centres_, bins, getDouble(PeakLow),
                               getDouble(PeakHigh), &peak) == CC_OK;
-    const double results[PEAK_RESULTS] = {
-        peak.position, peak.sigma,  peak.fwhm,
-        peak.resolution, peak.counts, peak.chi2_per_dof};
+    const double results[PEAK_RESULTS] = {peak.position, peak.sigma,
+                                          peak.fwhm,     peak.resolution,
+                                          peak.counts,   peak.chi2_per_dof};
     for (int i = 0; i < PEAK_RESULTS; i++)
         plugin_.setDoubleParam(PeakResult[i], fitted ? results[i] : 0);
     plugin_.setIntegerParam(PeakFitted, fitted);
@@ -417,8 +420,9 @@ void NDClusterCUDAOutputs::fitLine(uint32_t bins)
     const bool inEV = finder != NULL &&
                       cc_finder_get_gain(finder, NULL, &unit) == CC_OK &&
                       unit == CC_GAIN_ADU_PER_KEV;
-    plugin_.setStringParam(SpectrumAxisUnit,
-                           gain > 0 ? "keV" : inEV ? "eV" : "ADU");
+    plugin_.setStringParam(SpectrumAxisUnit, gain > 0 ? "keV"
+                                             : inEV   ? "eV"
+                                                      : "ADU");
     plugin_.setDoubleParam(PeakPositionKeV,
                            fitted && gain > 0 ? peak.position / gain : 0);
     plugin_.setDoubleParam(PeakFWHMKeV,
@@ -431,8 +435,8 @@ void NDClusterCUDAOutputs::publish(bool force)
 {
     epicsTimeStamp now;
     epicsTimeGetCurrent(&now);
-    if (!force &&
-        epicsTimeDiffInSeconds(&now, &lastPublished_) < getDouble(SpectrumPeriod))
+    if (!force && epicsTimeDiffInSeconds(&now, &lastPublished_) <
+                      getDouble(SpectrumPeriod))
         return;
     NDClusterCUDAFinder &finder = plugin_.finder;
     NDClusterCUDAModes &modes = plugin_.modes;
@@ -450,11 +454,11 @@ void NDClusterCUDAOutputs::publish(bool force)
         status("%s", message);
     NDArray *analog = modes.analogArray();
     const size_t pixels = (size_t)finder.rows * finder.cols;
-    NDArray *hits = mapArray(
-        finder.cols, finder.rows, NDUInt32,
-        hitmapWindowed_
-            ? "counting image (photons of the energy window a pixel)"
-            : "hit map (cluster centres a pixel)");
+    NDArray *hits =
+        mapArray(finder.cols, finder.rows, NDUInt32,
+                 hitmapWindowed_
+                     ? "counting image (photons of the energy window a pixel)"
+                     : "hit map (cluster centres a pixel)");
     if (hits != NULL)
         memcpy(hits->pData, cc_hitmap_counts(hitmap_),
                pixels * sizeof(uint32_t));
@@ -492,9 +496,11 @@ void NDClusterCUDAOutputs::publish(bool force)
     plugin_.setIntegerParam(Publications, getInt(Publications) + 1);
     plugin_.publishArray(hits, NDPluginClusterCUDA::ADDRESS_HITMAP);
     for (int i = 0; i < 3; i++)
-        plugin_.publishArray(maps[i], NDPluginClusterCUDA::ADDRESS_PEDESTAL + i);
+        plugin_.publishArray(maps[i],
+                             NDPluginClusterCUDA::ADDRESS_PEDESTAL + i);
     for (int i = 0; i < 2; i++)
-        plugin_.publishArray(corrections[i], NDPluginClusterCUDA::ADDRESS_COMMON_MODE + i);
+        plugin_.publishArray(corrections[i],
+                             NDPluginClusterCUDA::ADDRESS_COMMON_MODE + i);
     plugin_.publishArray(analog, NDPluginClusterCUDA::ADDRESS_ANALOG);
 }
 
@@ -503,9 +509,9 @@ void NDClusterCUDAOutputs::publish(bool force)
  * cannot give is left NULL. */
 void NDClusterCUDAOutputs::makeMaps(NDArray *maps[3])
 {
-    static const char *const names[3] = {
-        "pedestal mean (ADU)", "pedestal noise rms (ADU)",
-        "bad-pixel mask (1 = masked)"};
+    static const char *const names[3] = {"pedestal mean (ADU)",
+                                         "pedestal noise rms (ADU)",
+                                         "bad-pixel mask (1 = masked)"};
     const NDClusterCUDAFinder &finder = plugin_.finder;
     const size_t pixels = (size_t)finder.rows * finder.cols;
     for (int i = 0; i < 3; i++) {

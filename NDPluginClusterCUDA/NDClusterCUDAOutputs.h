@@ -22,51 +22,70 @@
 #include "NDClusterCUDAImaging.h"
 #include "NDClusterCUDAPart.h"
 
-#define ClusterSpectrumEnergyString "CLUSTER_SPECTRUM_ENERGY" /* asynInt32: 0 Sum, 1 Sum2x2 */
-#define ClusterSpectrumBinsString "CLUSTER_SPECTRUM_BINS"    /* asynInt32 */
-#define ClusterSpectrumMinString "CLUSTER_SPECTRUM_MIN"      /* asynFloat64, ADU */
-#define ClusterSpectrumMaxString "CLUSTER_SPECTRUM_MAX"      /* asynFloat64, ADU */
-#define ClusterSpectrumPeriodString "CLUSTER_SPECTRUM_PERIOD" /* asynFloat64: s between publications */
-#define ClusterSpectrumString "CLUSTER_SPECTRUM"             /* asynFloat64Array r/o: counts */
-#define ClusterSpectrumXString "CLUSTER_SPECTRUM_X"          /* asynFloat64Array r/o: bin centres */
-#define ClusterSpectrumResetString "CLUSTER_SPECTRUM_RESET"  /* asynInt32: write 1 to clear */
+#define ClusterSpectrumEnergyString                                            \
+    "CLUSTER_SPECTRUM_ENERGY" /* asynInt32: 0 Sum, 1 Sum2x2 */
+#define ClusterSpectrumBinsString "CLUSTER_SPECTRUM_BINS" /* asynInt32 */
+#define ClusterSpectrumMinString "CLUSTER_SPECTRUM_MIN"   /* asynFloat64, ADU */
+#define ClusterSpectrumMaxString "CLUSTER_SPECTRUM_MAX"   /* asynFloat64, ADU */
+#define ClusterSpectrumPeriodString                                            \
+    "CLUSTER_SPECTRUM_PERIOD" /* asynFloat64: s between publications */
+#define ClusterSpectrumString                                                  \
+    "CLUSTER_SPECTRUM" /* asynFloat64Array r/o: counts */
+#define ClusterSpectrumXString                                                 \
+    "CLUSTER_SPECTRUM_X" /* asynFloat64Array r/o: bin centres */
+#define ClusterSpectrumResetString                                             \
+    "CLUSTER_SPECTRUM_RESET" /* asynInt32: write 1 to clear */
 /* The spectrum's line (docs/spec.md §4.7), fitted at each publication. */
-#define ClusterPeakLowString "CLUSTER_PEAK_LOW"   /* asynFloat64, ADU: the fit's range; */
-#define ClusterPeakHighString "CLUSTER_PEAK_HIGH" /*   Low >= High: around the highest bin */
-#define ClusterPeakFittedString "CLUSTER_PEAK_FITTED" /* asynInt32 r/o: 1 when the last fit found a line */
-#define ClusterHitMapResetString "CLUSTER_HITMAP_RESET"      /* asynInt32: write 1 to clear */
+#define ClusterPeakLowString                                                   \
+    "CLUSTER_PEAK_LOW" /* asynFloat64, ADU: the fit's range; */
+#define ClusterPeakHighString                                                  \
+    "CLUSTER_PEAK_HIGH" /*   Low >= High: around the highest bin */
+#define ClusterPeakFittedString                                                \
+    "CLUSTER_PEAK_FITTED" /* asynInt32 r/o: 1 when the last fit found a line */
+#define ClusterHitMapResetString                                               \
+    "CLUSTER_HITMAP_RESET" /* asynInt32: write 1 to clear */
 /* The energy window (docs/spec.md §7.2) on SpectrumEnergy: the hit map
  * counts only the photons inside it: the counting image. */
-#define ClusterWindowEnableString "CLUSTER_WINDOW_ENABLE" /* asynInt32: 0 off, 1 on */
-#define ClusterWindowLowString "CLUSTER_WINDOW_LOW"       /* asynFloat64, ADU: [Low, High) */
-#define ClusterWindowHighString "CLUSTER_WINDOW_HIGH"     /* asynFloat64, ADU */
-#define ClusterOutsideWindowString "CLUSTER_OUTSIDE_WINDOW" /* asynFloat64 r/o: clusters left out of the hit map */
-#define ClusterPublishString "CLUSTER_PUBLISH" /* asynInt32: write 1: spectrum, maps, images now */
-#define ClusterPublicationsString "CLUSTER_PUBLICATIONS" /* asynInt32 r/o: posted after each publication's results */
+#define ClusterWindowEnableString                                              \
+    "CLUSTER_WINDOW_ENABLE" /* asynInt32: 0 off, 1 on */
+#define ClusterWindowLowString                                                 \
+    "CLUSTER_WINDOW_LOW" /* asynFloat64, ADU: [Low, High) */
+#define ClusterWindowHighString "CLUSTER_WINDOW_HIGH" /* asynFloat64, ADU */
+#define ClusterOutsideWindowString                                             \
+    "CLUSTER_OUTSIDE_WINDOW" /* asynFloat64 r/o: clusters left out of the hit map */
+#define ClusterPublishString                                                   \
+    "CLUSTER_PUBLISH" /* asynInt32: write 1: spectrum, maps, images now */
+#define ClusterPublicationsString                                              \
+    "CLUSTER_PUBLICATIONS" /* asynInt32 r/o: posted after each publication's results */
 /* Energies in keV: a gain of 0 says none is known. */
-#define ClusterAduPerKeVString "CLUSTER_ADU_PER_KEV"       /* asynFloat64: the gain */
-#define ClusterWindowLowKeVString "CLUSTER_WINDOW_LOW_KEV" /* asynFloat64: the window */
-#define ClusterWindowHighKeVString "CLUSTER_WINDOW_HIGH_KEV" /*   in keV, with a gain */
-#define ClusterSpectrumAxisString "CLUSTER_SPECTRUM_AXIS"  /* asynFloat64Array r/o: bin
+#define ClusterAduPerKeVString "CLUSTER_ADU_PER_KEV" /* asynFloat64: the gain */
+#define ClusterWindowLowKeVString                                              \
+    "CLUSTER_WINDOW_LOW_KEV" /* asynFloat64: the window */
+#define ClusterWindowHighKeVString                                             \
+    "CLUSTER_WINDOW_HIGH_KEV" /*   in keV, with a gain */
+#define ClusterSpectrumAxisString                                              \
+    "CLUSTER_SPECTRUM_AXIS" /* asynFloat64Array r/o: bin
                                                               centres, keV with a gain, else ADU */
-#define ClusterSpectrumAxisUnitString "CLUSTER_SPECTRUM_AXIS_UNIT" /* asynOctet r/o */
-#define ClusterPeakPositionKeVString "CLUSTER_PEAK_POSITION_KEV" /* asynFloat64 r/o */
-#define ClusterPeakFWHMKeVString "CLUSTER_PEAK_FWHM_KEV"         /* asynFloat64 r/o */
-#define ClusterNoiseMeanString "CLUSTER_NOISE_MEAN"  /* asynFloat64 r/o: mean pedestal rms, ADU */
+#define ClusterSpectrumAxisUnitString                                          \
+    "CLUSTER_SPECTRUM_AXIS_UNIT" /* asynOctet r/o */
+#define ClusterPeakPositionKeVString                                           \
+    "CLUSTER_PEAK_POSITION_KEV"                          /* asynFloat64 r/o */
+#define ClusterPeakFWHMKeVString "CLUSTER_PEAK_FWHM_KEV" /* asynFloat64 r/o */
+#define ClusterNoiseMeanString                                                 \
+    "CLUSTER_NOISE_MEAN" /* asynFloat64 r/o: mean pedestal rms, ADU */
 
 class NDArrayPool;
 
 class NDClusterCUDAOutputs : public NDClusterCUDAPart {
-public:
+  public:
     NDClusterCUDAOutputs(NDPluginClusterCUDA &plugin, size_t maxMemory);
     ~NDClusterCUDAOutputs();
 
-    int SpectrumEnergy, SpectrumBins, SpectrumMin, SpectrumMax,
-        SpectrumPeriod, Spectrum, SpectrumX, SpectrumReset, PeakLow,
-        PeakHigh, PeakFitted, HitMapReset, WindowEnable, WindowLow,
-        WindowHigh, OutsideWindow, Publish, Publications, AduPerKeV,
-        WindowLowKeV, WindowHighKeV, SpectrumAxis, SpectrumAxisUnit,
-        PeakPositionKeV, PeakFWHMKeV, NoiseMean;
+    int SpectrumEnergy, SpectrumBins, SpectrumMin, SpectrumMax, SpectrumPeriod,
+        Spectrum, SpectrumX, SpectrumReset, PeakLow, PeakHigh, PeakFitted,
+        HitMapReset, WindowEnable, WindowLow, WindowHigh, OutsideWindow,
+        Publish, Publications, AduPerKeV, WindowLowKeV, WindowHighKeV,
+        SpectrumAxis, SpectrumAxisUnit, PeakPositionKeV, PeakFWHMKeV, NoiseMean;
     /* The fit's figures, asynFloat64 r/o: position, sigma, FWHM (ADU),
      * FWHM / position, counts in the line, chi^2 per degree of freedom. */
     enum { PEAK_RESULTS = 6 };
@@ -103,7 +122,7 @@ public:
     void startPublisher(const char *portName);
     void publisherTask();
 
-private:
+  private:
     asynStatus checkSpectrum(asynUser *pasynUser, int function, double value);
     asynStatus checkWindow(asynUser *pasynUser, int function, double value);
     int takeCounts(char *message);
@@ -125,11 +144,11 @@ private:
     cc_hitmap *hitmap_;
     bool hitmapWindowed_; /* the counting image of the window */
     bool counting_;
-    double *counts_, *centres_, *axis_; /* the waveforms (finder lock) */
-    double *rms_, *mean_; /* scratch for the pedestal's maps */
+    double *counts_, *centres_, *axis_;    /* the waveforms (finder lock) */
+    double *rms_, *mean_;                  /* scratch for the pedestal's maps */
     bool spectrumChanged_, windowChanged_; /* since the last batch (port) */
-    bool unpublished_;    /* results changed since the last publication */
-    bool publishWanted_;  /* Publish was written (port) */
+    bool unpublished_;      /* results changed since the last publication */
+    bool publishWanted_;    /* Publish was written (port) */
     epicsEvent publishNow_; /* wakes the publisher thread */
     epicsTimeStamp lastPublished_;
 };

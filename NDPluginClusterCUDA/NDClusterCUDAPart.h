@@ -37,7 +37,7 @@ void formatMessage(char *message, size_t size, const char *format, ...)
 void appendMessage(char *message, const char *more);
 
 class NDClusterCUDAPart {
-protected:
+  protected:
     explicit NDClusterCUDAPart(NDPluginClusterCUDA &plugin) : plugin_(plugin)
     {
     }

@@ -68,14 +68,16 @@ extern "C" int NDClusterCUDAPinnedArrays(int enable)
     cc_host_free(test);
     if (locked)
         printf("%s: NDArray frame buffers come from cc_host_alloc: "
-               "page-locked (a test buffer is)\n", commandName);
+               "page-locked (a test buffer is)\n",
+               commandName);
     else
         printf("%s: NDArray frame buffers come from cc_host_alloc: "
                "ordinary memory, not page-locked (%s)\n",
                commandName, whyNotLocked());
     if (interruptAccept)
         printf("%s: called after iocInit: buffers the pools already hold "
-               "stay as they were allocated\n", commandName);
+               "stay as they were allocated\n",
+               commandName);
     fflush(stdout); /* scripts read the IOC's log for this line */
     return 0;
 }

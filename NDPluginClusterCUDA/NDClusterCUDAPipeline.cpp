@@ -38,10 +38,11 @@ NDClusterCUDAPipeline::NDClusterCUDAPipeline(NDPluginClusterCUDA &plugin,
     for (unsigned i = 0; i < MAX_OUTPUT_THREADS; i++) {
         accumulators_[i].calibration = NULL;
         /* For the IOC's life, as arrays handed on may outlive the plugin. */
-        accumulators_[i].clusterPool =
-            i < outputThreads_
-                ? new NDArrayPool(&plugin, maxMemory / outputThreads_)
-                : NULL;
+        accumulators_[i].clusterPool = i < outputThreads_
+                                           ? new NDArrayPool(&plugin,
+                                                             maxMemory /
+                                                                 outputThreads_)
+                                           : NULL;
     }
     for (unsigned b = 0; b < batchSlots_; b++) {
         batches_[b].trained = batches_[b].found = 0;
@@ -163,8 +164,8 @@ void NDClusterCUDAPipeline::processHeld()
     job.gain = plugin_.corrections.wanted(rows, cols);
     job.modes = plugin_.modes.wanted();
 
-    bool publishHere =
-        getInt(plugin_.NDPluginDriverBlockingCallbacks) || threadsMissing_;
+    bool publishHere = getInt(plugin_.NDPluginDriverBlockingCallbacks) ||
+                       threadsMissing_;
     plugin_.unlock();
     Batch &batch = emptyBatch(publishHere);
     batch.job = job;
@@ -262,8 +263,7 @@ void NDClusterCUDAPipeline::findClusters(Batch &batch)
         cc_backend before = cc_finder_backend(finder);
         batch.rc = cc_finder_process_list(finder, finderFrames_.data(),
                                           finderNumbers_.data(),
-                                          finderFrames_.size(),
-                                          batch.clusters);
+                                          finderFrames_.size(), batch.clusters);
         if (batch.rc == CC_OK)
             batch.found = finderFrames_.size();
         /* The GPU failed and the finder moved to the CPU (having done the
@@ -304,8 +304,8 @@ void NDClusterCUDAPipeline::runFinder(Batch &batch)
         formatMessage(cost, sizeof cost, "(%zu of %zu arrays not processed)",
                       n - batch.trained - batch.found, n);
         size_t used = strlen(batch.message);
-        formatMessage(batch.message + used, sizeof batch.message - used,
-                      " %s", cost);
+        formatMessage(batch.message + used, sizeof batch.message - used, " %s",
+                      cost);
     }
 }
 
@@ -397,8 +397,7 @@ void NDClusterCUDAPipeline::outputTask(unsigned index)
         if (index == 0 && output0Delay_ > 0)
             epicsThreadSleep(output0Delay_);
         /* Arrays leave in order: after the batch before. */
-        awaitBatches(publishTurn_[index],
-                     [&] { return published_ == number; });
+        awaitBatches(publishTurn_[index], [&] { return published_ == number; });
         plugin_.lock();
         publishBatch(batch);
         plugin_.callParamCallbacks();
@@ -415,8 +414,7 @@ void NDClusterCUDAPipeline::outputTask(unsigned index)
  * clusters to one part of the calibration (its counts do not depend on
  * the order batches come in), port unlocked. The spectrum and hit map
  * are the finder's to count. */
-void NDClusterCUDAPipeline::prepareBatch(Batch &batch,
-                                         Accumulator &accumulator)
+void NDClusterCUDAPipeline::prepareBatch(Batch &batch, Accumulator &accumulator)
 {
     batch.outputs.clear();
     for (size_t i = 0; i < batch.found; i++) {
@@ -435,8 +433,7 @@ void NDClusterCUDAPipeline::prepareBatch(Batch &batch,
 /* The frame's clusters as NDInt32 [2 + Nx*Ny, maxClusters], zero padded,
  * with the input's uniqueId and timestamps (port unlocked: the pool has
  * its own lock). */
-NDArray *NDClusterCUDAPipeline::clusterArray(NDArrayPool *pool,
-                                             NDArray *pInput,
+NDArray *NDClusterCUDAPipeline::clusterArray(NDArrayPool *pool, NDArray *pInput,
                                              const cc_frame_clusters &frame,
                                              int maxClusters)
 {
@@ -469,8 +466,8 @@ NDArray *NDClusterCUDAPipeline::clusterArray(NDArrayPool *pool,
     pOut->pAttributeList->add("NumClusters", "clusters stored in this array",
                               NDAttrInt32, &count);
     pOut->pAttributeList->add("DroppedClusters",
-                              "clusters found beyond MaxClusters",
-                              NDAttrInt32, &dropped);
+                              "clusters found beyond MaxClusters", NDAttrInt32,
+                              &dropped);
     return pOut;
 }
 

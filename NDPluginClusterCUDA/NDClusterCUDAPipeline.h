@@ -31,13 +31,17 @@
 #include "NDClusterCUDAOutputs.h"
 #include "NDClusterCUDAPart.h"
 
-#define ClusterMaxBatchString "CLUSTER_MAX_BATCH"     /* asynInt32: most queued arrays per core call */
-#define ClusterLastBatchString "CLUSTER_LAST_BATCH"   /* asynInt32 r/o: arrays in the last core call */
-#define ClusterFinderTimeString "CLUSTER_FINDER_TIME" /* asynFloat64 r/o: ms in the core per array, last batch */
-#define ClusterBadArraysString "CLUSTER_BAD_ARRAYS"   /* asynInt32 r/o: arrays refused */
+#define ClusterMaxBatchString                                                  \
+    "CLUSTER_MAX_BATCH" /* asynInt32: most queued arrays per core call */
+#define ClusterLastBatchString                                                 \
+    "CLUSTER_LAST_BATCH" /* asynInt32 r/o: arrays in the last core call */
+#define ClusterFinderTimeString                                                \
+    "CLUSTER_FINDER_TIME" /* asynFloat64 r/o: ms in the core per array, last batch */
+#define ClusterBadArraysString                                                 \
+    "CLUSTER_BAD_ARRAYS" /* asynInt32 r/o: arrays refused */
 
 class NDClusterCUDAPipeline : public NDClusterCUDAPart {
-public:
+  public:
     /* outputThreads: 1 to MAX_OUTPUT_THREADS; maxMemory is shared evenly
      * by their pools (0: no limit). */
     NDClusterCUDAPipeline(NDPluginClusterCUDA &plugin, size_t maxMemory,
@@ -66,8 +70,14 @@ public:
         cc_eta_calibration *calibration; /* NULL unless calibrating */
         NDArrayPool *clusterPool;
     };
-    unsigned outputThreads() const { return outputThreads_; }
-    Accumulator &accumulator(unsigned i) { return accumulators_[i]; }
+    unsigned outputThreads() const
+    {
+        return outputThreads_;
+    }
+    Accumulator &accumulator(unsigned i)
+    {
+        return accumulators_[i];
+    }
 
     /* The threads' loops: the finder's, every batch handed over, in
      * order; output thread index's, batches index, index + outputThreads,
@@ -75,7 +85,7 @@ public:
     void finderTask();
     void outputTask(unsigned index);
 
-private:
+  private:
     /* What the processing thread asks of the finder for one batch, from
      * the PVs when the batch was made. */
     struct Job {
@@ -95,12 +105,12 @@ private:
         int rc;
         char message[NDCC_MESSAGE_SIZE]; /* for StatusMessage, or empty */
         bool newFrameSize;
-        std::string backend;  /* what runs, when reconfigured */
+        std::string backend; /* what runs, when reconfigured */
         cc_finder_stats stats;
-        size_t trained;       /* the first arrays trained the pedestal */
-        size_t found;         /* the next ones have clusters */
-        size_t noiseless;     /* pixels of rms 0, when trained */
-        double finderTime;    /* ms in the core per array; < 0: none */
+        size_t trained;        /* the first arrays trained the pedestal */
+        size_t found;          /* the next ones have clusters */
+        size_t noiseless;      /* pixels of rms 0, when trained */
+        double finderTime;     /* ms in the core per array; < 0: none */
         cc_clusters *clusters; /* of arrays[trained .. trained + found) */
         std::vector<NDArray *> outputs; /* their cluster arrays */
     };
@@ -110,8 +120,7 @@ private:
     void runFinder(Batch &batch);
     void findClusters(Batch &batch);
     void reportBatch(const Batch &batch);
-    template <typename Ready>
-    void awaitBatches(epicsEvent &event, Ready ready);
+    template <typename Ready> void awaitBatches(epicsEvent &event, Ready ready);
     Batch &emptyBatch(bool all);
     void handOver();
     void prepareBatch(Batch &batch, Accumulator &accumulator);
@@ -132,8 +141,8 @@ private:
     epicsEvent batchHandedOver_; /* wakes the finder thread */
     epicsEvent batchFound_[MAX_OUTPUT_THREADS];  /* wakes output thread i */
     epicsEvent publishTurn_[MAX_OUTPUT_THREADS]; /* its turn to publish */
-    bool threadsMissing_;  /* some did not start: batches go inline */
-    double output0Delay_;  /* s, a test's hook (startThreads) */
+    bool threadsMissing_; /* some did not start: batches go inline */
+    double output0Delay_; /* s, a test's hook (startThreads) */
     /* Arrays taken from the queue and not yet handed over (reserved):
      * the processing thread's own. */
     std::vector<NDArray *> held_;

@@ -14,10 +14,10 @@ static const char *driverName = "NDPluginClusterCUDA";
 
 extern "C" int NDClusterCUDAConfigure(const char *portName, int queueSize,
                                       int blockingCallbacks,
-                                      const char *NDArrayPort,
-                                      int NDArrayAddr, int maxBuffers,
-                                      size_t maxMemory, int priority,
-                                      int stackSize, int maxThreads)
+                                      const char *NDArrayPort, int NDArrayAddr,
+                                      int maxBuffers, size_t maxMemory,
+                                      int priority, int stackSize,
+                                      int maxThreads)
 {
     int outputThreads = maxThreads < 1 ? 1 : maxThreads;
     if (outputThreads > NDPluginClusterCUDA::MAX_OUTPUT_THREADS)

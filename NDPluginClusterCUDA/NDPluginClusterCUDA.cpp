@@ -47,8 +47,8 @@ int NDPluginClusterCUDA::statusParameter()
     return index;
 }
 
-void NDPluginClusterCUDA::createParameter(const char *name,
-                                          asynParamType type, int *index)
+void NDPluginClusterCUDA::createParameter(const char *name, asynParamType type,
+                                          int *index)
 {
     createParam(name, type, index);
     if (firstParameter_ < 0)

@@ -51,7 +51,7 @@ class NDPluginClusterCUDA : public NDPluginDriver {
     int statusParameter();
     int StatusMessage = statusParameter();
 
-public:
+  public:
     NDPluginClusterCUDA(const char *portName, int queueSize,
                         int blockingCallbacks, const char *NDArrayPort,
                         int NDArrayAddr, int maxBuffers, size_t maxMemory,
@@ -59,15 +59,15 @@ public:
     enum { MAX_OUTPUT_THREADS = NDClusterCUDAPipeline::MAX_OUTPUT_THREADS };
     /* The NDArray addresses the plugin publishes on. */
     enum {
-        ADDRESS_CLUSTERS = 0, /* each frame's clusters, NDInt32 */
-        ADDRESS_HITMAP = 1,   /* the hit map, NDUInt32 */
-        ADDRESS_PEDESTAL = 2, /* the pedestal's mean per pixel, NDFloat32 */
-        ADDRESS_NOISE = 3,    /* its rms per pixel, NDFloat32 */
-        ADDRESS_MASK = 4,     /* the bad-pixel mask, NDUInt8, 1 = masked */
-        ADDRESS_IMAGE = 5,    /* the interpolated image, NDUInt32 */
+        ADDRESS_CLUSTERS = 0,    /* each frame's clusters, NDInt32 */
+        ADDRESS_HITMAP = 1,      /* the hit map, NDUInt32 */
+        ADDRESS_PEDESTAL = 2,    /* the pedestal's mean per pixel, NDFloat32 */
+        ADDRESS_NOISE = 3,       /* its rms per pixel, NDFloat32 */
+        ADDRESS_MASK = 4,        /* the bad-pixel mask, NDUInt8, 1 = masked */
+        ADDRESS_IMAGE = 5,       /* the interpolated image, NDUInt32 */
         ADDRESS_COMMON_MODE = 6, /* each pixel's region's common-mode rms */
-        ADDRESS_GAIN = 7,     /* the gain map in force, NDFloat32 */
-        ADDRESS_ANALOG = 8,   /* the analog image, NDFloat64 */
+        ADDRESS_GAIN = 7,        /* the gain map in force, NDFloat32 */
+        ADDRESS_ANALOG = 8,      /* the analog image, NDFloat64 */
         NUM_ADDRESSES = 9
     };
 
@@ -94,7 +94,7 @@ public:
      * time, goes out and is let go (port locked). */
     void publishArray(NDArray *array, int address);
 
-private:
+  private:
     friend class NDClusterCUDAPipeline; /* NDPluginDriver's steps */
 };
 

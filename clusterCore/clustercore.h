@@ -38,15 +38,15 @@ extern "C" {
 
 /* X(name, value, message): the one table behind the codes, cc_strerror()
  * and cc_error_name(). */
-#define CC_ERROR_MAP(X)                                                     \
-    X(EINVAL, -1, "invalid argument")                                       \
-    X(ENOMEM, -2, "out of memory")                                          \
-    X(ESTATE, -3, "not allowed in the finder's current state")              \
-    X(EIO, -4, "input/output error")                                        \
-    X(EFORMAT, -5, "malformed or truncated file")                           \
-    X(EMISMATCH, -6, "file does not match the finder's configuration")      \
-    X(ENOTSUP, -7, "not supported by this build")                           \
-    X(ETHREAD, -8, "could not start a worker thread")                       \
+#define CC_ERROR_MAP(X)                                                        \
+    X(EINVAL, -1, "invalid argument")                                          \
+    X(ENOMEM, -2, "out of memory")                                             \
+    X(ESTATE, -3, "not allowed in the finder's current state")                 \
+    X(EIO, -4, "input/output error")                                           \
+    X(EFORMAT, -5, "malformed or truncated file")                              \
+    X(EMISMATCH, -6, "file does not match the finder's configuration")         \
+    X(ENOTSUP, -7, "not supported by this build")                              \
+    X(ETHREAD, -8, "could not start a worker thread")                          \
     X(EDEVICE, -9, "the GPU is not available or failed")
 
 enum cc_error {
@@ -84,17 +84,18 @@ typedef enum cc_backend {
 /* Regions whose pixels share a per-frame offset, removed before the
  * decisions (docs/spec.md §8). Names as slsDetectorCalibration's. */
 typedef enum cc_common_mode {
-    CC_COMMON_MODE_NONE = 0,        /* default: no correction */
+    CC_COMMON_MODE_NONE = 0, /* default: no correction */
     /* 25 columns x half the rows (MÖNCH03's ADCs) */
     CC_COMMON_MODE_SUPERCOLUMN = 1,
-    CC_COMMON_MODE_ROW = 2,         /* each row */
-    CC_COMMON_MODE_HALF = 3         /* the top and the bottom half */
+    CC_COMMON_MODE_ROW = 2, /* each row */
+    CC_COMMON_MODE_HALF = 3 /* the top and the bottom half */
 } cc_common_mode;
 
 #define CC_CLUSTER_SIZE_MIN 3
 #define CC_CLUSTER_SIZE_MAX 9
-#define CC_FRAME_SIDE_MAX 65535u        /* cluster centres are uint16 */
-#define CC_PEDESTAL_FRAMES_MAX 16777216u /* 2^24: the window is exact in float */
+#define CC_FRAME_SIDE_MAX 65535u /* cluster centres are uint16 */
+#define CC_PEDESTAL_FRAMES_MAX                                                 \
+    16777216u /* 2^24: the window is exact in float */
 #define CC_THREADS_MAX 256u
 #define CC_STREAMS_MAX 8u
 
@@ -111,12 +112,12 @@ typedef struct cc_config {
     cc_backend backend;       /* default CC_BACKEND_AUTO */
     /* CPU threads, 1..256, 0 = one per online CPU; default 1 */
     uint32_t threads;
-    uint32_t max_clusters;    /* per-frame storage cap, 0 = none (default);
+    uint32_t max_clusters;      /* per-frame storage cap, 0 = none (default);
                                  clusters beyond it are counted, never hidden */
-    uint32_t streams;         /* CUDA: chunks of a batch in flight at once,
+    uint32_t streams;           /* CUDA: chunks of a batch in flight at once,
                                  1..8; default 2. The output does not
                                  depend on it. */
-    double mask_rms_factor;   /* k of the bad-pixel mask's rms rule: when
+    double mask_rms_factor;     /* k of the bad-pixel mask's rms rule: when
                                  the pedestal becomes ready, pixels whose
                                  rms is 0 or above k * median(rms) are
                                  masked; 0 = off (default), else >= 1 */
@@ -139,8 +140,7 @@ CC_API uint32_t cc_common_mode_regions(const cc_config *config);
  * regions (row-major), so that a region's figure can be drawn as a map;
  * CC_EINVAL for a configuration cc_config_check refuses or without
  * common mode. */
-CC_API int cc_common_mode_region_map(const cc_config *config,
-                                     uint32_t *region);
+CC_API int cc_common_mode_region_map(const cc_config *config, uint32_t *region);
 
 /* Checks a configuration. Returns CC_OK or CC_EINVAL; on failure writes a
  * sentence naming the offending field into message (CC_MESSAGE_SIZE bytes,
@@ -305,9 +305,8 @@ CC_API int cc_mask_write_npy(const char *path, uint32_t rows, uint32_t cols,
                              const uint8_t *mask, char *message);
 /* Writes a gain map (rows * cols doubles) as a NumPy .npy file, float64
  * of shape (rows, cols). */
-CC_API int cc_gain_map_write_npy(const char *path, uint32_t rows,
-                                 uint32_t cols, const double *gain,
-                                 char *message);
+CC_API int cc_gain_map_write_npy(const char *path, uint32_t rows, uint32_t cols,
+                                 const double *gain, char *message);
 
 /* Back to TRAINING with empty sums; statistics restart from zero. */
 CC_API void cc_finder_reset(cc_finder *finder);
@@ -439,7 +438,7 @@ CC_API int cc_finder_load_pedestal(cc_finder *finder, const char *path);
 /* ------------------------------------------------------------------ */
 
 typedef enum cc_energy {
-    CC_ENERGY_SUM = 0,    /* sum of all values of the cluster */
+    CC_ENERGY_SUM = 0, /* sum of all values of the cluster */
     /* largest sum of the four 2x2 windows holding the centre */
     CC_ENERGY_SUM2X2 = 1
 } cc_energy;
@@ -524,7 +523,8 @@ CC_API int cc_hitmap_new(cc_hitmap **hitmap, uint32_t rows, uint32_t cols);
 CC_API void cc_hitmap_destroy(cc_hitmap *hitmap);
 /* Fails with CC_EINVAL, adding nothing, if a centre lies outside the map. */
 CC_API int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters);
-CC_API int cc_hitmap_add_frame(cc_hitmap *hitmap, const cc_frame_clusters *frame);
+CC_API int cc_hitmap_add_frame(cc_hitmap *hitmap,
+                               const cc_frame_clusters *frame);
 /* Zeroes the counts and the clusters left outside the window. */
 CC_API void cc_hitmap_reset(cc_hitmap *hitmap);
 CC_API const uint32_t *cc_hitmap_counts(const cc_hitmap *hitmap);
@@ -581,12 +581,12 @@ typedef struct cc_gain_calibration cc_gain_calibration;
 
 typedef struct cc_gain_calibration_config {
     uint32_t rows, cols;
-    uint32_t bins;       /* a pixel's spectrum: 6..1000; default 40 */
-    double low, high;    /* its range around the line (no default) */
+    uint32_t bins;         /* a pixel's spectrum: 6..1000; default 40 */
+    double low, high;      /* its range around the line (no default) */
     cc_gain_events events; /* default CC_GAIN_EVENTS_SINGLE */
-    double fraction;     /* single events' least centre share, (0.5, 1];
+    double fraction;       /* single events' least centre share, (0.5, 1];
                             default 0.8 */
-    uint32_t min_photons; /* fewer in a pixel's range: flagged; default 50 */
+    uint32_t min_photons;  /* fewer in a pixel's range: flagged; default 50 */
 } cc_gain_calibration_config;
 
 /* What became of a pixel (the quality map). */
@@ -597,12 +597,12 @@ typedef enum cc_gain_quality {
 } cc_gain_quality;
 
 typedef struct cc_gain_calibration_result {
-    uint64_t photons;       /* entered in the spectra */
-    uint64_t outside;       /* single or sum events outside [low, high) */
+    uint64_t photons; /* entered in the spectra */
+    uint64_t outside; /* single or sum events outside [low, high) */
     uint64_t pixels_good, pixels_few, pixels_failed;
-    double reference;       /* the median line of the good pixels, in the
+    double reference; /* the median line of the good pixels, in the
                                clusters' unit: the gain-1 pixel's */
-    double spread;          /* rms of the good pixels' gains over their
+    double spread;    /* rms of the good pixels' gains over their
                                mean */
 } cc_gain_calibration_result;
 
@@ -632,9 +632,9 @@ cc_gain_calibration_counts(const cc_gain_calibration *calibration,
  * flagged pixel gets the gain of a typical pixel (1, or the median). */
 CC_API int cc_gain_calibration_solve(const cc_gain_calibration *calibration,
                                      const double *prior,
-                                     cc_gain_unit prior_unit,
-                                     cc_gain_unit unit, double line_energy_kev,
-                                     double *gain, uint8_t *quality,
+                                     cc_gain_unit prior_unit, cc_gain_unit unit,
+                                     double line_energy_kev, double *gain,
+                                     uint8_t *quality,
                                      cc_gain_calibration_result *result,
                                      char *message);
 
@@ -643,8 +643,9 @@ CC_API int cc_gain_calibration_solve(const cc_gain_calibration *calibration,
  * finder keeps, binned as calibration's configuration says (its counts
  * are not copied): on the GPU when CUDA runs, so that the host does no
  * work per cluster. NULL stops. */
-CC_API int cc_finder_set_gain_calibration(
-    cc_finder *finder, const cc_gain_calibration *calibration);
+CC_API int
+cc_finder_set_gain_calibration(cc_finder *finder,
+                               const cc_gain_calibration *calibration);
 /* Adds the spectra entered since the last take into into, which must have
  * the same configuration (CC_EMISMATCH), and empties the finder's. */
 CC_API int cc_finder_take_gain_calibration(cc_finder *finder,
@@ -699,12 +700,12 @@ typedef struct cc_eta_calibration cc_eta_calibration;
 typedef struct cc_eta_calibration_info {
     cc_eta_function function;
     uint32_t bins;
-    double low, high;          /* the function's range */
-    int windowed;              /* 1 when window applies, else 0 */
+    double low, high; /* the function's range */
+    int windowed;     /* 1 when window applies, else 0 */
     cc_energy_window window;
-    uint64_t photons;          /* entered in H: the sum of its counts */
-    uint64_t outside;          /* clusters outside the window, left out */
-    uint64_t uninterpolable;   /* photons without an η, left out */
+    uint64_t photons;        /* entered in H: the sum of its counts */
+    uint64_t outside;        /* clusters outside the window, left out */
+    uint64_t uninterpolable; /* photons without an η, left out */
 } cc_eta_calibration_info;
 
 /* window may be NULL (every cluster is a photon); it is copied. */
@@ -747,7 +748,7 @@ typedef struct cc_interpolator cc_interpolator;
 
 /* What became of one cluster. */
 typedef enum cc_position_status {
-    CC_POSITION_INTERPOLATED = 0,  /* placed by its η */
+    CC_POSITION_INTERPOLATED = 0,   /* placed by its η */
     CC_POSITION_UNINTERPOLABLE = 1, /* a photon without η: at its centre
                                        pixel's middle */
     CC_POSITION_OUTSIDE_WINDOW = 2  /* not a photon: x and y are 0 */
@@ -788,7 +789,8 @@ CC_API int cc_interpolator_add_frame(cc_interpolator *interpolator,
 CC_API void cc_interpolator_reset(cc_interpolator *interpolator);
 /* The image: (rows * S) x (cols * S) uint32, row-major; a count stops at
  * UINT32_MAX rather than wrap. */
-CC_API const uint32_t *cc_interpolator_image(const cc_interpolator *interpolator);
+CC_API const uint32_t *
+cc_interpolator_image(const cc_interpolator *interpolator);
 CC_API int cc_interpolator_stats(const cc_interpolator *interpolator,
                                  cc_image_stats *stats);
 /* The flatness of the image folded into one pixel (docs/spec.md §7.8):
@@ -883,31 +885,31 @@ typedef enum cc_sim_pixel {
 /* Callers allocate this struct and fill it with cc_simulator_config_init()
  * first. */
 typedef struct cc_simulator_config {
-    uint32_t rows, cols;      /* default 400 x 400 */
-    uint64_t seed;            /* default 1 */
-    double pedestal;          /* mean dark level, ADU; default 4655 */
-    double pedestal_spread;   /* pixel-to-pixel rms of the dark level; 100 */
-    double noise_min;         /* each pixel's noise rms is uniform in */
-    double noise_max;         /*   [noise_min, noise_max] ADU; 15, 50 */
-    double flux;              /* mean photons per frame, Poisson; 2330 */
-    cc_beam_profile beam;     /* default CC_BEAM_UNIFORM */
-    double spot_x, spot_y;    /* spot (and star) centre (column, row), px;
+    uint32_t rows, cols;    /* default 400 x 400 */
+    uint64_t seed;          /* default 1 */
+    double pedestal;        /* mean dark level, ADU; default 4655 */
+    double pedestal_spread; /* pixel-to-pixel rms of the dark level; 100 */
+    double noise_min;       /* each pixel's noise rms is uniform in */
+    double noise_max;       /*   [noise_min, noise_max] ADU; 15, 50 */
+    double flux;            /* mean photons per frame, Poisson; 2330 */
+    cc_beam_profile beam;   /* default CC_BEAM_UNIFORM */
+    double spot_x, spot_y;  /* spot (and star) centre (column, row), px;
                                  200, 200: the default frame's centre */
-    double spot_sigma;        /* spot rms, px; 60 */
-    uint32_t n_lines;         /* default 2: Cu Ka 8.048 keV 87 %, Kb 8.905 keV 13 % */
+    double spot_sigma;      /* spot rms, px; 60 */
+    uint32_t n_lines; /* default 2: Cu Ka 8.048 keV 87 %, Kb 8.905 keV 13 % */
     cc_emission_line lines[CC_SIM_LINES_MAX];
-    double gain;              /* ADU per keV; default 100 (Cu Ka = 804.8 ADU) */
-    double cloud_sigma;       /* charge cloud rms, px, 0.05..2; default 0.25 */
-    uint16_t adc_max;         /* ADC full scale; default 16383 (14 bits) */
-    uint32_t threads;         /* frames made in parallel, 1..256, 0 = one
+    double gain;             /* ADU per keV; default 100 (Cu Ka = 804.8 ADU) */
+    double cloud_sigma;      /* charge cloud rms, px, 0.05..2; default 0.25 */
+    uint16_t adc_max;        /* ADC full scale; default 16383 (14 bits) */
+    uint32_t threads;        /* frames made in parallel, 1..256, 0 = one
                                  per online CPU; default 1 */
-    cc_sim_pattern pattern;   /* default CC_PATTERN_NONE */
-    double pattern_period;    /* slits and grid, px, in (0, the frame's
+    cc_sim_pattern pattern;  /* default CC_PATTERN_NONE */
+    double pattern_period;   /* slits and grid, px, in (0, the frame's
                                  larger side]; default 1 */
-    uint32_t pattern_spokes;  /* star's open sectors, 1..1000; default 36 */
-    uint32_t hot_pixels;      /* defects, at most rows * cols together; */
-    uint32_t dead_pixels;     /*   default 0 each */
-    double hot_noise;         /* hot pixels' dark-frame rms, ADU, >= 0;
+    uint32_t pattern_spokes; /* star's open sectors, 1..1000; default 36 */
+    uint32_t hot_pixels;     /* defects, at most rows * cols together; */
+    uint32_t dead_pixels;    /*   default 0 each */
+    double hot_noise;        /* hot pixels' dark-frame rms, ADU, >= 0;
                                  default 2000 */
     cc_common_mode common_mode; /* regions sharing a per-frame offset, */
     double common_mode_rms;     /*   Gaussian of this rms, ADU (dark and
@@ -972,8 +974,7 @@ CC_API int cc_simulator_maps(const cc_simulator *simulator, double *pedestal,
 /* Each pixel's relative gain (1 + gain_spread * N(0, 1); all 1 without
  * a spread), rows * cols values: the truth for a gain map, in
  * CC_GAIN_RELATIVE, or times `gain` in CC_GAIN_ADU_PER_KEV. */
-CC_API int cc_simulator_gain_map(const cc_simulator *simulator,
-                                 double *gain);
+CC_API int cc_simulator_gain_map(const cc_simulator *simulator, double *gain);
 /* The planted defects, rows * cols bytes of cc_sim_pixel (0 good, 1 hot,
  * 2 dead), the ground truth for a bad-pixel mask. */
 CC_API int cc_simulator_defects(const cc_simulator *simulator, uint8_t *map);
@@ -998,13 +999,13 @@ typedef struct cc_score {
     uint64_t photons;
     uint64_t isolated_photons;
     uint64_t isolated_found;
-    double efficiency;       /* isolated_found / isolated_photons */
+    double efficiency; /* isolated_found / isolated_photons */
     uint64_t clusters;
     uint64_t false_clusters;
-    double false_rate;       /* false clusters per pixel per frame */
-    uint64_t line0_found;    /* isolated line-0 photons in the ratio */
-    double line0_ratio;      /* median cluster sum / (energy * gain) */
-    double line0_spread;     /* 1.4826 x the median absolute deviation of
+    double false_rate;    /* false clusters per pixel per frame */
+    uint64_t line0_found; /* isolated line-0 photons in the ratio */
+    double line0_ratio;   /* median cluster sum / (energy * gain) */
+    double line0_spread;  /* 1.4826 x the median absolute deviation of
                                 that ratio: its spread as a Gaussian's
                                 sigma, robust to the odd outlier */
     /* With an interpolator: the found isolated photons inside its window,
@@ -1070,7 +1071,7 @@ CC_API const char *cc_raw_layout_name(cc_raw_layout layout);
 /* The chip a chip test board run was taken with, which its master file
  * does not say: the caller says it (cc_raw_reader_open_chip). */
 typedef enum cc_raw_chip {
-    CC_RAW_CHIP_UNSAID = 0,  /* a chip test board run is refused */
+    CC_RAW_CHIP_UNSAID = 0, /* a chip test board run is refused */
     CC_RAW_CHIP_MOENCH03 = 1,
     CC_RAW_CHIP_MOENCH04 = 2
 } cc_raw_chip;
@@ -1092,10 +1093,10 @@ typedef struct cc_raw_info {
 } cc_raw_info;
 
 typedef struct cc_raw_stats {
-    uint64_t frames_read;      /* complete frames delivered */
-    uint64_t frames_padded;    /* frames with missing packets, skipped */
-    uint64_t files_missing;    /* data files that could not be opened */
-    uint64_t files_truncated;  /* data files that end inside a frame */
+    uint64_t frames_read;     /* complete frames delivered */
+    uint64_t frames_padded;   /* frames with missing packets, skipped */
+    uint64_t files_missing;   /* data files that could not be opened */
+    uint64_t files_truncated; /* data files that end inside a frame */
     /* Of the padded frames, those whose part from interface i was
      * padded (a frame padded on both counts on both). */
     uint64_t padded_by_interface[CC_RAW_INTERFACES_MAX];
@@ -1146,8 +1147,7 @@ CC_API int cc_raw_writer_new(cc_raw_writer **writer, const char *master_path,
  * of 400 x 400 only). */
 CC_API int cc_raw_writer_new_layout(cc_raw_writer **writer,
                                     const char *master_path, uint32_t rows,
-                                    uint32_t cols,
-                                    uint32_t max_frames_per_file,
+                                    uint32_t cols, uint32_t max_frames_per_file,
                                     cc_raw_layout layout, char *message);
 CC_API int cc_raw_writer_write(cc_raw_writer *writer, const uint16_t *frames,
                                const uint64_t *frame_numbers, size_t n_frames,

@@ -18,7 +18,7 @@ enum {
     COLS = 400,
     DARK_FRAMES = 100, /* also the pedestal window N */
     DATA_FRAMES = 20,
-    BATCH = 10         /* frames per simulator, train and process call */
+    BATCH = 10 /* frames per simulator, train and process call */
 };
 
 /* Everything the program creates, so that main() can destroy it all. */
@@ -34,9 +34,8 @@ struct objects {
 /* Says which call failed and why; returns 1, the exit status. */
 static int failed(const char *call, int rc, const char *detail)
 {
-    fprintf(stderr, "find_clusters: %s: %s (%s)%s%s\n", call,
-            cc_strerror(rc), cc_error_name(rc), detail[0] ? ": " : "",
-            detail);
+    fprintf(stderr, "find_clusters: %s: %s (%s)%s%s\n", call, cc_strerror(rc),
+            cc_error_name(rc), detail[0] ? ": " : "", detail);
     return 1;
 }
 

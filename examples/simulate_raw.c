@@ -65,8 +65,9 @@ int main(int argc, char **argv)
                strcmp(cc_raw_layout_name(layout), argv[2]) != 0)
             layout++;
         if (cc_raw_layout_name(layout) == NULL) {
-            fprintf(stderr, "simulate_raw: unknown layout '%s': rows, "
-                            "moench03-old, ctb-moench03 or ctb-moench04\n",
+            fprintf(stderr,
+                    "simulate_raw: unknown layout '%s': rows, "
+                    "moench03-old, ctb-moench03 or ctb-moench04\n",
                     argv[2]);
             return 2;
         }

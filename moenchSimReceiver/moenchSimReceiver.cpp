@@ -61,17 +61,18 @@ struct Frames {
 
 void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: moenchSimReceiver [options]\n"
-            "  --port N       the receiver's TCP port (default 1954), as slsReceiver -t\n"
-            "  --dark N       the first N frame numbers are dark frames (default 1000)\n"
-            "  --cycle K      K distinct data frames, repeated, made at start-up\n"
-            "                 (default 500; 0: each frame made when it comes,\n"
-            "                 about 200 frames/s a core)\n"
-            "  --seed N       simulator seed (default 1), as ADMoenchSim's MoenchSeed\n"
-            "  --flux X       photons per frame (default 2330), as MoenchFlux\n"
-            "  --threads N    simulator threads at start-up, 0 = one per CPU (default 0)\n"
-            "Runs until SIGINT or SIGTERM, then prints what it replaced.\n");
+    fprintf(
+        out,
+        "usage: moenchSimReceiver [options]\n"
+        "  --port N       the receiver's TCP port (default 1954), as slsReceiver -t\n"
+        "  --dark N       the first N frame numbers are dark frames (default 1000)\n"
+        "  --cycle K      K distinct data frames, repeated, made at start-up\n"
+        "                 (default 500; 0: each frame made when it comes,\n"
+        "                 about 200 frames/s a core)\n"
+        "  --seed N       simulator seed (default 1), as ADMoenchSim's MoenchSeed\n"
+        "  --flux X       photons per frame (default 2330), as MoenchFlux\n"
+        "  --threads N    simulator threads at start-up, 0 = one per CPU (default 0)\n"
+        "Runs until SIGINT or SIGTERM, then prints what it replaced.\n");
 }
 
 bool parse_number(const char *text, uint64_t *value)
@@ -233,15 +234,15 @@ int main(int argc, char **argv)
     try {
         sls::Receiver receiver((uint16_t)frames.options.port);
         receiver.registerCallBackRawDataReady(replace_pixels, &frames);
-        printf("moenchSimReceiver: slsReceiver %s on TCP port %u; frames 1 "
-               "to %llu dark, then data (%s), seed %llu, flux %g\n",
-               receiver.getReceiverVersion().c_str(), frames.options.port,
-               (unsigned long long)frames.options.dark,
-               frames.options.cycle > 0
-                   ? (std::to_string(frames.options.cycle) + " repeated")
-                         .c_str()
-                   : "each made as it comes",
-               (unsigned long long)frames.options.seed, frames.options.flux);
+        printf(
+            "moenchSimReceiver: slsReceiver %s on TCP port %u; frames 1 "
+            "to %llu dark, then data (%s), seed %llu, flux %g\n",
+            receiver.getReceiverVersion().c_str(), frames.options.port,
+            (unsigned long long)frames.options.dark,
+            frames.options.cycle > 0
+                ? (std::to_string(frames.options.cycle) + " repeated").c_str()
+                : "each made as it comes",
+            (unsigned long long)frames.options.seed, frames.options.flux);
         fflush(stdout);
         int signal_number;
         sigwait(&stop, &signal_number);

@@ -80,13 +80,16 @@ static int clampInt(int value, int low, int high)
   * \param[in] priority The thread priority for the asyn port driver thread.
   * \param[in] stackSize The stack size for the asyn port driver thread. */
 ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
-                         int maxBuffers, size_t maxMemory, int priority, int stackSize)
+                         int maxBuffers, size_t maxMemory, int priority,
+                         int stackSize)
     : ADDriver(portName, 1, 0, maxBuffers, maxMemory,
-               asynInt32Mask | asynFloat64Mask | asynOctetMask | asynInt32ArrayMask |
-                   asynGenericPointerMask | asynDrvUserMask,
-               asynInt32Mask | asynFloat64Mask | asynOctetMask | asynInt32ArrayMask |
-                   asynGenericPointerMask,
-               ASYN_CANBLOCK, 1, /* ASYN_CANBLOCK=1, ASYN_MULTIDEVICE=0, autoConnect=1 */
+               asynInt32Mask | asynFloat64Mask | asynOctetMask |
+                   asynInt32ArrayMask | asynGenericPointerMask |
+                   asynDrvUserMask,
+               asynInt32Mask | asynFloat64Mask | asynOctetMask |
+                   asynInt32ArrayMask | asynGenericPointerMask,
+               ASYN_CANBLOCK,
+               1, /* ASYN_CANBLOCK=1, ASYN_MULTIDEVICE=0, autoConnect=1 */
                priority, stackSize),
       startEvent_(NULL), stopEvent_(NULL), simulator_(NULL), rawReader_(NULL),
       rows_(0), cols_(0), batchData_(NULL), batchCount_(0), batchNext_(0),
@@ -102,33 +105,40 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
         return;
     }
 
-    createParam(MoenchFluxString,        asynParamFloat64, &MoenchFlux);
-    createParam(MoenchSeedString,        asynParamInt32,   &MoenchSeed);
-    createParam(MoenchHotPixelsString,   asynParamInt32,   &MoenchHotPixels);
-    createParam(MoenchDarkFramesString,  asynParamInt32,   &MoenchDarkFrames);
-    createParam(MoenchSourceString,      asynParamInt32,   &MoenchSource);
-    createParam(MoenchRawFileString,     asynParamOctet,   &MoenchRawFile);
-    createParam(MoenchRawChipString,     asynParamInt32,   &MoenchRawChip);
-    createParam(MoenchFrameNumberString, asynParamInt32,   &MoenchFrameNumber);
-    createParam(MoenchCycleFramesString, asynParamInt32,   &MoenchCycleFrames);
-    createParam(MoenchSourceThreadsString, asynParamInt32, &MoenchSourceThreads);
-    createParam(MoenchFrameRingString,   asynParamInt32,   &MoenchFrameRing);
-    createParam(MoenchRingFramesString,  asynParamInt32,   &MoenchRingFrames);
-    createParam(MoenchCommonModeString,  asynParamInt32,   &MoenchCommonMode);
-    createParam(MoenchCommonModeRmsString, asynParamFloat64, &MoenchCommonModeRms);
-    createParam(MoenchGainSpreadString,  asynParamFloat64, &MoenchGainSpread);
+    createParam(MoenchFluxString, asynParamFloat64, &MoenchFlux);
+    createParam(MoenchSeedString, asynParamInt32, &MoenchSeed);
+    createParam(MoenchHotPixelsString, asynParamInt32, &MoenchHotPixels);
+    createParam(MoenchDarkFramesString, asynParamInt32, &MoenchDarkFrames);
+    createParam(MoenchSourceString, asynParamInt32, &MoenchSource);
+    createParam(MoenchRawFileString, asynParamOctet, &MoenchRawFile);
+    createParam(MoenchRawChipString, asynParamInt32, &MoenchRawChip);
+    createParam(MoenchFrameNumberString, asynParamInt32, &MoenchFrameNumber);
+    createParam(MoenchCycleFramesString, asynParamInt32, &MoenchCycleFrames);
+    createParam(MoenchSourceThreadsString, asynParamInt32,
+                &MoenchSourceThreads);
+    createParam(MoenchFrameRingString, asynParamInt32, &MoenchFrameRing);
+    createParam(MoenchRingFramesString, asynParamInt32, &MoenchRingFrames);
+    createParam(MoenchCommonModeString, asynParamInt32, &MoenchCommonMode);
+    createParam(MoenchCommonModeRmsString, asynParamFloat64,
+                &MoenchCommonModeRms);
+    createParam(MoenchGainSpreadString, asynParamFloat64, &MoenchGainSpread);
 
-    if (maxSizeX <= 0) maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
-    if (maxSizeY <= 0) maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
-    if (maxSizeX > ADMOENCHSIM_SENSOR_SIZE || maxSizeY > ADMOENCHSIM_SENSOR_SIZE) {
+    if (maxSizeX <= 0)
+        maxSizeX = ADMOENCHSIM_SENSOR_SIZE;
+    if (maxSizeY <= 0)
+        maxSizeY = ADMOENCHSIM_SENSOR_SIZE;
+    if (maxSizeX > ADMOENCHSIM_SENSOR_SIZE ||
+        maxSizeY > ADMOENCHSIM_SENSOR_SIZE) {
         printf("%s:%s: the sensor is %d x %d pixels; maxSize limited to it\n",
-               driverName, functionName, ADMOENCHSIM_SENSOR_SIZE, ADMOENCHSIM_SENSOR_SIZE);
+               driverName, functionName, ADMOENCHSIM_SENSOR_SIZE,
+               ADMOENCHSIM_SENSOR_SIZE);
         maxSizeX = clampInt(maxSizeX, 1, ADMOENCHSIM_SENSOR_SIZE);
         maxSizeY = clampInt(maxSizeY, 1, ADMOENCHSIM_SENSOR_SIZE);
     }
 
     epicsSnprintf(versionString, sizeof(versionString), "%d.%d.%d",
-                  ADMOENCHSIM_VERSION, ADMOENCHSIM_REVISION, ADMOENCHSIM_MODIFICATION);
+                  ADMOENCHSIM_VERSION, ADMOENCHSIM_REVISION,
+                  ADMOENCHSIM_MODIFICATION);
     setStringParam(NDDriverVersion, versionString);
     setStringParam(ADManufacturer, "PSI (simulated)");
     setStringParam(ADModel, "MOENCH simulator");
@@ -167,7 +177,8 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
     setIntegerParam(MoenchFrameNumber, 0);
     setIntegerParam(MoenchCycleFrames, 0);
     setIntegerParam(MoenchSourceThreads,
-                    clampInt(epicsThreadGetCPUs(), 1, ADMOENCHSIM_DEFAULT_SOURCE_THREADS));
+                    clampInt(epicsThreadGetCPUs(), 1,
+                             ADMOENCHSIM_DEFAULT_SOURCE_THREADS));
     setIntegerParam(MoenchFrameRing, 0);
     setIntegerParam(MoenchRingFrames, 0);
     setIntegerParam(MoenchCommonMode, CC_COMMON_MODE_NONE);
@@ -185,7 +196,8 @@ ADMoenchSim::ADMoenchSim(const char *portName, int maxSizeX, int maxSizeY,
         printf("%s:%s: epicsThreadCreate failure for the acquisition thread\n",
                driverName, functionName);
         setIntegerParam(ADStatus, ADStatusError);
-        setStringParam(ADStatusMessage, "Could not start the acquisition thread");
+        setStringParam(ADStatusMessage,
+                       "Could not start the acquisition thread");
     }
 }
 
@@ -201,7 +213,8 @@ void ADMoenchSim::acquisitionTask()
         /* A stop can beat the thread to the start: then there is nothing to do. */
         int acquire;
         getIntegerParam(ADAcquire, &acquire);
-        if (!acquire) continue;
+        if (!acquire)
+            continue;
         /* A stop signalled before this start belongs to an earlier acquisition. */
         stopPending_ = false;
         epicsEventTryWait(stopEvent_);
@@ -212,12 +225,14 @@ void ADMoenchSim::acquisitionTask()
 /** Reads the acquisition's settings, clamping the frame size; called with the lock held. */
 void ADMoenchSim::readSettings(Settings *settings)
 {
-    int sizeX, sizeY, maxSizeX, maxSizeY, seed, darkFrames, cycleFrames, frameRing;
+    int sizeX, sizeY, maxSizeX, maxSizeY, seed, darkFrames, cycleFrames,
+        frameRing;
     char rawPath[4096];
 
     getIntegerParam(ADImageMode, &settings->imageMode);
     getIntegerParam(ADNumImages, &settings->numImages);
-    if (settings->numImages < 1) settings->numImages = 1;
+    if (settings->numImages < 1)
+        settings->numImages = 1;
     getIntegerParam(MoenchSource, &settings->source);
     getIntegerParam(ADSizeX, &sizeX);
     getIntegerParam(ADSizeY, &sizeY);
@@ -260,7 +275,8 @@ void ADMoenchSim::readSettings(Settings *settings)
   * on a 2-core VM, which capped the source near 10,000 frames/s. */
 bool ADMoenchSim::stopRequested()
 {
-    if (stopPending_) return true;
+    if (stopPending_)
+        return true;
     int acquire;
     getIntegerParam(ADAcquire, &acquire);
     return acquire == 0;
@@ -287,7 +303,8 @@ bool ADMoenchSim::waitForNextFrame(epicsTimeStamp *due)
         *due = now;
         return true;
     }
-    if (delay < shortestWaitSeconds) return true;
+    if (delay < shortestWaitSeconds)
+        return true;
 
     bool showWaiting = delay >= waitingShownSeconds;
     if (showWaiting) {
@@ -297,7 +314,8 @@ bool ADMoenchSim::waitForNextFrame(epicsTimeStamp *due)
     unlock();
     epicsEventStatus status = epicsEventWaitWithTimeout(stopEvent_, delay);
     lock();
-    if (status == epicsEventOK) return false;
+    if (status == epicsEventOK)
+        return false;
     if (showWaiting)
         setIntegerParam(ADStatus, ADStatusAcquire);
     return true;
@@ -306,8 +324,8 @@ bool ADMoenchSim::waitForNextFrame(epicsTimeStamp *due)
 /** Ends the acquisition with an error; called with the lock held. */
 void ADMoenchSim::finishWithError(const char *message)
 {
-    asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n",
-              driverName, "finishWithError", message);
+    asynPrint(pasynUserSelf, ASYN_TRACE_ERROR, "%s:%s: %s\n", driverName,
+              "finishWithError", message);
     setIntegerParam(ADStatus, ADStatusError);
     setStringParam(ADStatusMessage, message);
     setIntegerParam(ADAcquire, 0);
@@ -321,8 +339,9 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
     int rc;
     if (settings.source == ADMoenchSourceRawFile) {
         if (settings.rawPath.empty()) {
-            epicsSnprintf(message, CC_MESSAGE_SIZE,
-                          "no raw file to replay: set MoenchRawFile to a master JSON file");
+            epicsSnprintf(
+                message, CC_MESSAGE_SIZE,
+                "no raw file to replay: set MoenchRawFile to a master JSON file");
             return CC_EINVAL;
         }
         rc = cc_raw_reader_open_chip(&rawReader_, settings.rawPath.c_str(),
@@ -332,7 +351,8 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
              * names the chip is the driver's. */
             if (rc == CC_ENOTSUP && settings.rawChip == CC_RAW_CHIP_UNSAID &&
                 strstr(message, "which chip") != NULL)
-                epicsSnprintf(message + strlen(message), CC_MESSAGE_SIZE - strlen(message),
+                epicsSnprintf(message + strlen(message),
+                              CC_MESSAGE_SIZE - strlen(message),
                               " (MoenchRawChip)");
             return rc;
         }
@@ -352,18 +372,20 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
         config.cols = settings.cols;
         config.seed = settings.seed;
         config.flux = settings.flux;
-        config.hot_pixels = settings.hotPixels; /* too many: refused here */
+        config.hot_pixels = settings.hotPixels;   /* too many: refused here */
         config.common_mode = settings.commonMode; /* bad values too */
         config.common_mode_rms = settings.commonModeRms;
         config.gain_spread = settings.gainSpread;
         config.threads = 0; /* frames are independent: one thread per CPU */
         rc = cc_simulator_new(&simulator_, &config, message);
-        if (rc != CC_OK) return rc;
+        if (rc != CC_OK)
+            return rc;
         rows_ = settings.rows;
         cols_ = settings.cols;
         nextSimFrame_ = 0;
         rc = prepareCycle(settings, message);
-        if (rc != CC_OK) return rc;
+        if (rc != CC_OK)
+            return rc;
     }
     try {
         batch_.resize(batchFrames * rows_ * cols_);
@@ -376,8 +398,10 @@ int ADMoenchSim::openSource(const Settings &settings, char *message)
     }
     batchCount_ = 0;
     batchNext_ = 0;
-    if (!filler_.start(this->pNDArrayPool, settings.sourceThreads, cols_, rows_)) {
-        epicsSnprintf(message, CC_MESSAGE_SIZE, "could not start %d threads to copy frames",
+    if (!filler_.start(this->pNDArrayPool, settings.sourceThreads, cols_,
+                       rows_)) {
+        epicsSnprintf(message, CC_MESSAGE_SIZE,
+                      "could not start %d threads to copy frames",
                       settings.sourceThreads);
         return CC_ETHREAD;
     }
@@ -396,29 +420,34 @@ int ADMoenchSim::prepareCycle(const Settings &settings, char *message)
         return CC_OK;
     }
     char key[256];
-    epicsSnprintf(key, sizeof(key), "%u %u %llu %.17g %u %d %.17g %.17g %llu %llu",
-                  (unsigned)rows_, (unsigned)cols_, (unsigned long long)settings.seed,
-                  settings.flux, (unsigned)settings.hotPixels, (int)settings.commonMode,
+    epicsSnprintf(key, sizeof(key),
+                  "%u %u %llu %.17g %u %d %.17g %.17g %llu %llu",
+                  (unsigned)rows_, (unsigned)cols_,
+                  (unsigned long long)settings.seed, settings.flux,
+                  (unsigned)settings.hotPixels, (int)settings.commonMode,
                   settings.commonModeRms, settings.gainSpread,
                   (unsigned long long)settings.darkFrames,
                   (unsigned long long)settings.cycleFrames);
-    if (cycleKey_ == key) return CC_OK;
+    if (cycleKey_ == key)
+        return CC_OK;
     cycleKey_.clear();
     try {
         cycle_.resize(settings.cycleFrames * rows_ * cols_);
     } catch (const std::bad_alloc &) {
         std::vector<uint16_t>().swap(cycle_);
-        epicsSnprintf(message, CC_MESSAGE_SIZE,
-                      "no memory for %llu frames to cycle: lower MoenchCycleFrames",
-                      (unsigned long long)settings.cycleFrames);
+        epicsSnprintf(
+            message, CC_MESSAGE_SIZE,
+            "no memory for %llu frames to cycle: lower MoenchCycleFrames",
+            (unsigned long long)settings.cycleFrames);
         return CC_ENOMEM;
     }
     /* The frames the simulator would make next after the dark frames. */
     int rc = cc_simulator_frames(simulator_, settings.darkFrames,
-                                 (size_t)settings.cycleFrames, &cycle_[0], NULL);
+                                 (size_t)settings.cycleFrames, &cycle_[0],
+                                 NULL);
     if (rc != CC_OK) {
-        epicsSnprintf(message, CC_MESSAGE_SIZE, "simulating the frames to cycle: %s",
-                      cc_strerror(rc));
+        epicsSnprintf(message, CC_MESSAGE_SIZE,
+                      "simulating the frames to cycle: %s", cc_strerror(rc));
         return rc;
     }
     cycleKey_ = key;
@@ -446,13 +475,15 @@ int ADMoenchSim::reopenRawRun(const Settings &settings, char *message)
     rawReader_ = NULL;
     int rc = cc_raw_reader_open_chip(&rawReader_, settings.rawPath.c_str(),
                                      settings.rawChip, message);
-    if (rc != CC_OK) return rc;
+    if (rc != CC_OK)
+        return rc;
     cc_raw_info info;
     rc = cc_raw_reader_info(rawReader_, &info);
     if (rc == CC_OK && (info.rows != rows_ || info.cols != cols_)) {
         epicsSnprintf(message, CC_MESSAGE_SIZE,
                       "%s changed to %u x %u pixels while being replayed",
-                      settings.rawPath.c_str(), (unsigned)info.cols, (unsigned)info.rows);
+                      settings.rawPath.c_str(), (unsigned)info.cols,
+                      (unsigned)info.rows);
         return CC_EFORMAT;
     }
     return rc;
@@ -466,7 +497,8 @@ void ADMoenchSim::reportRawNotices()
     int printed = 0;
     while ((notice = cc_raw_reader_notice(rawReader_)) != NULL) {
         if (printed++ < rawNoticesPrinted)
-            asynPrint(pasynUserSelf, ASYN_TRACE_WARNING, "%s: %s\n", driverName, notice);
+            asynPrint(pasynUserSelf, ASYN_TRACE_WARNING, "%s: %s\n", driverName,
+                      notice);
         rawNotice_ = notice;
     }
 }
@@ -486,20 +518,25 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
 
     if (settings.source == ADMoenchSourceRawFile) {
         size_t nRead = 0;
-        rc = cc_raw_reader_read(rawReader_, &batch_[0], &batchNumbers_[0], n, &nRead, message);
+        rc = cc_raw_reader_read(rawReader_, &batch_[0], &batchNumbers_[0], n,
+                                &nRead, message);
         reportRawNotices();
-        if (rc == CC_OK && nRead == 0 && settings.imageMode == ADImageContinuous) {
+        if (rc == CC_OK && nRead == 0 &&
+            settings.imageMode == ADImageContinuous) {
             rc = reopenRawRun(settings, message);
             if (rc == CC_OK)
-                rc = cc_raw_reader_read(rawReader_, &batch_[0], &batchNumbers_[0], n, &nRead, message);
+                rc = cc_raw_reader_read(rawReader_, &batch_[0],
+                                        &batchNumbers_[0], n, &nRead, message);
             reportRawNotices();
             if (rc == CC_OK && nRead == 0) {
-                epicsSnprintf(message, CC_MESSAGE_SIZE, "%s holds no complete frames",
+                epicsSnprintf(message, CC_MESSAGE_SIZE,
+                              "%s holds no complete frames",
                               settings.rawPath.c_str());
                 rc = CC_EFORMAT;
             }
         }
-        if (rc != CC_OK) return rc;
+        if (rc != CC_OK)
+            return rc;
         *endOfRun = nRead == 0;
         batchCount_ = nRead;
         return CC_OK;
@@ -509,8 +546,10 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
     bool dark = nextSimFrame_ < settings.darkFrames;
     if (!dark && settings.cycleFrames > 0) {
         /* The cycle's frames, in place; frame numbers keep counting. */
-        uint64_t k = (nextSimFrame_ - settings.darkFrames) % settings.cycleFrames;
-        if (settings.cycleFrames - k < n) n = (size_t)(settings.cycleFrames - k);
+        uint64_t k = (nextSimFrame_ - settings.darkFrames) %
+                     settings.cycleFrames;
+        if (settings.cycleFrames - k < n)
+            n = (size_t)(settings.cycleFrames - k);
         batchData_ = &cycle_[k * rows_ * cols_];
         for (size_t i = 0; i < n; i++)
             batchNumbers_[i] = nextSimFrame_ + i;
@@ -520,10 +559,13 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
     }
     if (dark && settings.darkFrames - nextSimFrame_ < n)
         n = (size_t)(settings.darkFrames - nextSimFrame_);
-    rc = dark ? cc_simulator_dark_frames(simulator_, nextSimFrame_, n, &batch_[0])
-              : cc_simulator_frames(simulator_, nextSimFrame_, n, &batch_[0], NULL);
+    rc = dark ? cc_simulator_dark_frames(simulator_, nextSimFrame_, n,
+                                         &batch_[0])
+              : cc_simulator_frames(simulator_, nextSimFrame_, n, &batch_[0],
+                                    NULL);
     if (rc != CC_OK) {
-        epicsSnprintf(message, CC_MESSAGE_SIZE, "simulator failed at frame %llu: %s",
+        epicsSnprintf(message, CC_MESSAGE_SIZE,
+                      "simulator failed at frame %llu: %s",
                       (unsigned long long)nextSimFrame_, cc_strerror(rc));
         return rc;
     }
@@ -539,18 +581,23 @@ int ADMoenchSim::produceBatch(const Settings &settings, uint64_t framesWanted,
   * framesWanted. Sets *endOfRun when a replayed run that does not loop
   * has no more frames. Called without the lock. */
 int ADMoenchSim::submitFrames(const Settings &settings, uint64_t framesWanted,
-                              uint64_t *framesSubmitted, bool *endOfRun, char *message)
+                              uint64_t *framesSubmitted, bool *endOfRun,
+                              char *message)
 {
     const size_t framePixels = (size_t)rows_ * cols_;
     while (!filler_.full() && *framesSubmitted < framesWanted) {
         if (batchNext_ == batchCount_) {
             /* The next batch may be made into batch_, which frames in
              * flight may still be copied from; cycled frames stay. */
-            if (batchData_ == batch_.data()) filler_.waitFilled();
-            int rc = produceBatch(settings, framesWanted - *framesSubmitted, endOfRun, message);
-            if (rc != CC_OK || *endOfRun) return rc;
+            if (batchData_ == batch_.data())
+                filler_.waitFilled();
+            int rc = produceBatch(settings, framesWanted - *framesSubmitted,
+                                  endOfRun, message);
+            if (rc != CC_OK || *endOfRun)
+                return rc;
         }
-        filler_.submit(batchData_ + batchNext_ * framePixels, batchNumbers_[batchNext_]);
+        filler_.submit(batchData_ + batchNext_ * framePixels,
+                       batchNumbers_[batchNext_]);
         batchNext_++;
         (*framesSubmitted)++;
     }
@@ -561,13 +608,15 @@ int ADMoenchSim::submitFrames(const Settings &settings, uint64_t framesWanted,
   * frames that start an acquisition. */
 bool ADMoenchSim::isDarkFrame(uint64_t frameNumber, const Settings &settings)
 {
-    return settings.source != ADMoenchSourceRawFile && frameNumber < settings.darkFrames;
+    return settings.source != ADMoenchSourceRawFile &&
+           frameNumber < settings.darkFrames;
 }
 
 /** Publishes one frame as the next NDArray, or counts it dropped when
   * there was no array for it; called with the lock held. The caller keeps
   * its reference to the array. */
-void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame, const Settings &settings)
+void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame,
+                               const Settings &settings)
 {
     NDArray *pArray = frame.array;
     uint64_t frameNumber = frame.tag;
@@ -599,14 +648,17 @@ void ADMoenchSim::publishFrame(const MoenchFrameFiller::Frame &frame, const Sett
     /* Let plugins tell the dark frames and the detector's frame number. */
     epicsUInt64 frameNumberAttr = frameNumber;
     epicsInt32 darkAttr = isDarkFrame(frameNumber, settings) ? 1 : 0;
-    pArray->pAttributeList->add("MoenchFrameNumber", "Frame number of the detector or simulator",
+    pArray->pAttributeList->add("MoenchFrameNumber",
+                                "Frame number of the detector or simulator",
                                 NDAttrUInt64, &frameNumberAttr);
-    pArray->pAttributeList->add("MoenchDarkFrame", "1 for a simulated dark frame (no photons)",
+    pArray->pAttributeList->add("MoenchDarkFrame",
+                                "1 for a simulated dark frame (no photons)",
                                 NDAttrInt32, &darkAttr);
     getIntegerParam(NDArrayCallbacks, &arrayCallbacks);
     if (arrayCallbacks) {
         asynPrint(pasynUserSelf, ASYN_TRACE_FLOW,
-                  "%s:%s: calling NDArray callback\n", driverName, "publishFrame");
+                  "%s:%s: calling NDArray callback\n", driverName,
+                  "publishFrame");
         doCallbacksGenericPointer(pArray, NDArrayData, 0);
     }
 }
@@ -644,14 +696,16 @@ void ADMoenchSim::runAcquisition()
     setIntegerParam(NDNDimensions, 2);
     setIntegerParam(NDArraySizeX, dimensions[0]);
     setIntegerParam(NDArraySizeY, dimensions[1]);
-    setIntegerParam(NDArraySize, (int)((size_t)rows_ * cols_ * sizeof(uint16_t)));
+    setIntegerParam(NDArraySize,
+                    (int)((size_t)rows_ * cols_ * sizeof(uint16_t)));
     doCallbacksInt32Array(dimensions, 2, NDDimensions, 0);
     callParamCallbacks();
 
     const bool continuous = settings.imageMode == ADImageContinuous;
-    const uint64_t framesToTake =
-        settings.imageMode == ADImageSingle ? 1 : (uint64_t)settings.numImages;
-    uint64_t framesTaken = 0;      /* published, or dropped for want of an NDArray */
+    const uint64_t framesToTake = settings.imageMode == ADImageSingle
+                                      ? 1
+                                      : (uint64_t)settings.numImages;
+    uint64_t framesTaken = 0; /* published, or dropped for want of an NDArray */
     std::vector<MoenchFrameFiller::Frame> frames(filler_.capacity());
     /* With MoenchFrameRing = N the first N data frames' arrays are kept;
      * once the filler's last frames are out, data frame d goes out again
@@ -660,12 +714,12 @@ void ADMoenchSim::runAcquisition()
      * its buffers. */
     std::vector<NDArray *> ring;
     ring.reserve(settings.frameRing);
-    uint64_t dataFrames = 0;       /* data frames published (or dropped) */
-    uint64_t nextFrameNumber = 0;  /* for frames from the ring */
-    int ringFrames = 0;            /* published from the ring */
+    uint64_t dataFrames = 0;      /* data frames published (or dropped) */
+    uint64_t nextFrameNumber = 0; /* for frames from the ring */
+    int ringFrames = 0;           /* published from the ring */
     setIntegerParam(MoenchRingFrames, 0);
-    uint64_t framesSubmitted = 0;  /* handed to the copying threads */
-    bool sourceEnded = false;      /* the source failed or the replayed run ended */
+    uint64_t framesSubmitted = 0; /* handed to the copying threads */
+    bool sourceEnded = false; /* the source failed or the replayed run ended */
     bool endOfRun = false;
     epicsTimeStamp due;
     epicsTimeGetCurrent(&due);
@@ -683,7 +737,8 @@ void ADMoenchSim::runAcquisition()
          * they are published here in the order made, those copied
          * already together under one lock, which the plugins' queue
          * bookkeeping (NumQueuedArrays) competes for at every frame. */
-        const bool ringFull = settings.frameRing > 0 && ring.size() == settings.frameRing;
+        const bool ringFull = settings.frameRing > 0 &&
+                              ring.size() == settings.frameRing;
         unlock();
         if (!sourceEnded && !ringFull) {
             rc = submitFrames(settings, continuous ? UINT64_MAX : framesToTake,
@@ -726,12 +781,14 @@ void ADMoenchSim::runAcquisition()
                 NDArray *pArray = ring[dataFrames % ring.size()];
                 frame.array = pArray->getReferenceCount() > 1 ? NULL : pArray;
                 frame.tag = nextFrameNumber;
-                if (frame.array) ringFrames++;
+                if (frame.array)
+                    ringFrames++;
             }
             publishFrame(frame, settings);
             nextFrameNumber = frame.tag + 1;
             const bool dark = isDarkFrame(frame.tag, settings);
-            if (!dark) dataFrames++;
+            if (!dark)
+                dataFrames++;
             if (!fromRing && frame.array) {
                 if (ring.size() < settings.frameRing && !dark)
                     /* the ring keeps this reference */
@@ -747,22 +804,27 @@ void ADMoenchSim::runAcquisition()
         }
         /* Frames taken but not published (a stop) go back to the pool. */
         for (; !fromRing && published < taken; published++)
-            if (frames[published].array) frames[published].array->release();
+            if (frames[published].array)
+                frames[published].array->release();
 
         epicsTimeStamp now;
         epicsTimeGetCurrent(&now);
-        if (epicsTimeDiffInSeconds(&now, &lastParamCallbacks) >= paramCallbackSeconds) {
+        if (epicsTimeDiffInSeconds(&now, &lastParamCallbacks) >=
+            paramCallbackSeconds) {
             setIntegerParam(MoenchRingFrames, ringFrames);
             callParamCallbacks();
             lastParamCallbacks = now;
         }
-        if (outcome != Completed) break;
-        if (!continuous && framesTaken >= framesToTake) break;
+        if (outcome != Completed)
+            break;
+        if (!continuous && framesTaken >= framesToTake)
+            break;
     }
 
     setIntegerParam(MoenchRingFrames, ringFrames);
     unlock();
-    for (size_t k = 0; k < ring.size(); k++) ring[k]->release();
+    for (size_t k = 0; k < ring.size(); k++)
+        ring[k]->release();
     closeSource();
     lock();
 
@@ -806,7 +868,8 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
             epicsEventSignal(stopEvent_);
         }
     } else if (function == NDDataType || function == NDColorMode) {
-        int fixed = function == NDDataType ? (int)NDUInt16 : (int)NDColorModeMono;
+        int fixed = function == NDDataType ? (int)NDUInt16
+                                           : (int)NDColorModeMono;
         setIntegerParam(function, fixed);
         if (value != fixed) {
             epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
@@ -816,16 +879,20 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
         }
     } else if (function == ADSizeX || function == ADSizeY) {
         int maxSize;
-        getIntegerParam(function == ADSizeX ? ADMaxSizeX : ADMaxSizeY, &maxSize);
+        getIntegerParam(function == ADSizeX ? ADMaxSizeX : ADMaxSizeY,
+                        &maxSize);
         status = ADDriver::writeInt32(pasynUser, clampInt(value, 1, maxSize));
     } else if (function == MoenchDarkFrames || function == MoenchCycleFrames) {
         setIntegerParam(function, value < 0 ? 0 : value);
     } else if (function == MoenchSourceThreads) {
-        setIntegerParam(function, clampInt(value, 1, ADMOENCHSIM_MAX_SOURCE_THREADS));
+        setIntegerParam(function,
+                        clampInt(value, 1, ADMOENCHSIM_MAX_SOURCE_THREADS));
     } else if (function == MoenchFrameRing) {
-        setIntegerParam(function, clampInt(value, 0, ADMOENCHSIM_MAX_FRAME_RING));
+        setIntegerParam(function,
+                        clampInt(value, 0, ADMOENCHSIM_MAX_FRAME_RING));
     } else if (function == MoenchSource) {
-        if (value == ADMoenchSourceSimulated || value == ADMoenchSourceRawFile) {
+        if (value == ADMoenchSourceSimulated ||
+            value == ADMoenchSourceRawFile) {
             setIntegerParam(function, value);
         } else {
             epicsSnprintf(pasynUser->errorMessage, pasynUser->errorMessageSize,
@@ -850,12 +917,12 @@ asynStatus ADMoenchSim::writeInt32(asynUser *pasynUser, epicsInt32 value)
 
     if (status)
         asynPrint(pasynUser, ASYN_TRACE_ERROR,
-                  "%s:%s: error, status=%d function=%d, value=%d\n",
-                  driverName, functionName, status, function, value);
+                  "%s:%s: error, status=%d function=%d, value=%d\n", driverName,
+                  functionName, status, function, value);
     else
         asynPrint(pasynUser, ASYN_TRACEIO_DRIVER,
-                  "%s:%s: function=%d, value=%d\n",
-                  driverName, functionName, function, value);
+                  "%s:%s: function=%d, value=%d\n", driverName, functionName,
+                  function, value);
     return status;
 }
 
@@ -869,16 +936,21 @@ void ADMoenchSim::report(FILE *fp, int details)
     getIntegerParam(ADSizeX, &sizeX);
     getIntegerParam(ADSizeY, &sizeY);
     getIntegerParam(MoenchSourceThreads, &sourceThreads);
-    fprintf(fp, "MOENCH simulator %s, libclustercore %s\n", this->portName, cc_version());
-    fprintf(fp, "  Source: %s, frame size %d x %d, %d copying threads, frames dropped (pool full): %lu\n",
-            source == ADMoenchSourceRawFile ? "raw file replay" : "simulated",
-            sizeX, sizeY, sourceThreads, droppedFrames_);
-    if (details > 0) ADDriver::report(fp, details);
+    fprintf(fp, "MOENCH simulator %s, libclustercore %s\n", this->portName,
+            cc_version());
+    fprintf(
+        fp,
+        "  Source: %s, frame size %d x %d, %d copying threads, frames dropped (pool full): %lu\n",
+        source == ADMoenchSourceRawFile ? "raw file replay" : "simulated",
+        sizeX, sizeY, sourceThreads, droppedFrames_);
+    if (details > 0)
+        ADDriver::report(fp, details);
 }
 
 /** Configuration command, called directly or from iocsh. */
-extern "C" int ADMoenchSimConfig(const char *portName, int maxSizeX, int maxSizeY,
-                                 int maxBuffers, int maxMemory, int priority, int stackSize)
+extern "C" int ADMoenchSimConfig(const char *portName, int maxSizeX,
+                                 int maxSizeY, int maxBuffers, int maxMemory,
+                                 int priority, int stackSize)
 {
     new ADMoenchSim(portName, maxSizeX, maxSizeY, maxBuffers,
                     maxMemory > 0 ? (size_t)maxMemory : 0, priority, stackSize);
@@ -893,13 +965,10 @@ static const iocshArg ADMoenchSimConfigArg3 = {"maxBuffers", iocshArgInt};
 static const iocshArg ADMoenchSimConfigArg4 = {"maxMemory", iocshArgInt};
 static const iocshArg ADMoenchSimConfigArg5 = {"priority", iocshArgInt};
 static const iocshArg ADMoenchSimConfigArg6 = {"stackSize", iocshArgInt};
-static const iocshArg * const ADMoenchSimConfigArgs[] = {&ADMoenchSimConfigArg0,
-                                                         &ADMoenchSimConfigArg1,
-                                                         &ADMoenchSimConfigArg2,
-                                                         &ADMoenchSimConfigArg3,
-                                                         &ADMoenchSimConfigArg4,
-                                                         &ADMoenchSimConfigArg5,
-                                                         &ADMoenchSimConfigArg6};
+static const iocshArg *const ADMoenchSimConfigArgs[] = {
+    &ADMoenchSimConfigArg0, &ADMoenchSimConfigArg1, &ADMoenchSimConfigArg2,
+    &ADMoenchSimConfigArg3, &ADMoenchSimConfigArg4, &ADMoenchSimConfigArg5,
+    &ADMoenchSimConfigArg6};
 static const iocshFuncDef ADMoenchSimConfigFuncDef = {
     "ADMoenchSimConfig", 7, ADMoenchSimConfigArgs,
     "Creates a simulated MOENCH detector port (maxSizeX/Y 1..400, 0 = 400;\n"

@@ -39,7 +39,8 @@ MoenchFrameFiller::~MoenchFrameFiller()
     epicsMutexDestroy(lock_);
 }
 
-bool MoenchFrameFiller::start(NDArrayPool *pool, int threads, size_t cols, size_t rows)
+bool MoenchFrameFiller::start(NDArrayPool *pool, int threads, size_t cols,
+                              size_t rows)
 {
     pool_ = pool;
     dims_[0] = cols;
@@ -61,7 +62,8 @@ bool MoenchFrameFiller::start(NDArrayPool *pool, int threads, size_t cols, size_
     for (int i = 0; i < threads; i++) {
         char name[32];
         epicsSnprintf(name, sizeof(name), "ADMoenchSimFill%d", i);
-        epicsThreadId worker = epicsThreadCreateOpt(name, workerTaskC, this, &options);
+        epicsThreadId worker = epicsThreadCreateOpt(name, workerTaskC, this,
+                                                    &options);
         if (!worker) {
             stop();
             return false;
@@ -84,7 +86,8 @@ void MoenchFrameFiller::stop()
     /* Every frame a worker claimed is filled; the others were never started. */
     for (; taken_ < submitted_; taken_++) {
         Slot &slot = ring_[taken_ % ring_.size()];
-        if (slot.filled && slot.array) slot.array->release();
+        if (slot.filled && slot.array)
+            slot.array->release();
     }
 }
 
@@ -99,7 +102,8 @@ void MoenchFrameFiller::submit(const uint16_t *pixels, uint64_t tag)
     submitted_++;
     bool wake = idleWorkers_ > 0;
     epicsMutexUnlock(lock_);
-    if (wake) epicsEventSignal(workEvent_);
+    if (wake)
+        epicsEventSignal(workEvent_);
 }
 
 /** Waits until slot is filled; called with lock_ held. */
@@ -119,7 +123,8 @@ size_t MoenchFrameFiller::takeFilled(Frame *frames, size_t most)
     size_t n = 0;
     epicsMutexMustLock(lock_);
     waitForSlotFilled(ring_[taken_ % ring_.size()]);
-    while (n < most && taken_ < submitted_ && ring_[taken_ % ring_.size()].filled) {
+    while (n < most && taken_ < submitted_ &&
+           ring_[taken_ % ring_.size()].filled) {
         const Slot &slot = ring_[taken_ % ring_.size()];
         frames[n].array = slot.array;
         frames[n].tag = slot.tag;
@@ -150,21 +155,26 @@ void MoenchFrameFiller::workerTask()
             epicsMutexMustLock(lock_);
             idleWorkers_--;
         }
-        if (quit_) break;
+        if (quit_)
+            break;
         Slot &slot = ring_[claimed_ % ring_.size()];
         claimed_++;
         /* The event wakes one worker: pass it on while frames remain. */
-        if (claimed_ < submitted_ && idleWorkers_ > 0) epicsEventSignal(workEvent_);
+        if (claimed_ < submitted_ && idleWorkers_ > 0)
+            epicsEventSignal(workEvent_);
         const uint16_t *pixels = slot.pixels;
         epicsMutexUnlock(lock_);
 
         NDArray *array = pool_->alloc(2, dims_, NDUInt16, 0, NULL);
-        if (array) memcpy(array->pData, pixels, dims_[0] * dims_[1] * sizeof(uint16_t));
+        if (array)
+            memcpy(array->pData, pixels,
+                   dims_[0] * dims_[1] * sizeof(uint16_t));
 
         epicsMutexMustLock(lock_);
         slot.array = array;
         slot.filled = true;
-        if (ownerWaiting_) epicsEventSignal(filledEvent_);
+        if (ownerWaiting_)
+            epicsEventSignal(filledEvent_);
     }
     epicsMutexUnlock(lock_);
     epicsEventSignal(workEvent_);

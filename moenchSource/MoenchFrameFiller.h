@@ -27,7 +27,7 @@
   * the workers allocate and fill them in any order, takeFilled() returns
   * them in sequence. One thread (the owner) calls every method. */
 class MoenchFrameFiller {
-public:
+  public:
     /** A frame taken back: its array (NULL when the pool had none to
       * give) and the tag it was submitted with. */
     struct Frame {
@@ -46,10 +46,19 @@ public:
     void stop();
 
     /** Frames submitted and not yet taken. */
-    size_t inFlight() const { return (size_t)(submitted_ - taken_); }
-    bool full() const { return inFlight() == ring_.size(); }
+    size_t inFlight() const
+    {
+        return (size_t)(submitted_ - taken_);
+    }
+    bool full() const
+    {
+        return inFlight() == ring_.size();
+    }
     /** Frames that can be in flight at once. */
-    size_t capacity() const { return ring_.size(); }
+    size_t capacity() const
+    {
+        return ring_.size();
+    }
 
     /** Queues the copy of the frame at pixels, tagged with tag; the pixels
       * must stay until waitFilled() returns. Not to be called when full(). */
@@ -66,7 +75,7 @@ public:
     /** The body of a worker thread; public only because a C function runs it. */
     void workerTask();
 
-private:
+  private:
     struct Slot {
         const uint16_t *pixels;
         uint64_t tag;
@@ -83,14 +92,14 @@ private:
     /* Protected by lock_. Frame n lies in ring_[n % ring_.size()]. */
     epicsMutexId lock_;
     std::vector<Slot> ring_;
-    uint64_t submitted_;  /* frames handed out */
-    uint64_t claimed_;    /* frames a worker has started on */
-    uint64_t taken_;      /* frames given back to the owner */
-    int idleWorkers_;     /* workers waiting on workEvent_ */
-    bool ownerWaiting_;   /* the owner waits on filledEvent_ */
+    uint64_t submitted_; /* frames handed out */
+    uint64_t claimed_;   /* frames a worker has started on */
+    uint64_t taken_;     /* frames given back to the owner */
+    int idleWorkers_;    /* workers waiting on workEvent_ */
+    bool ownerWaiting_;  /* the owner waits on filledEvent_ */
     bool quit_;
-    epicsEventId workEvent_;    /* frames to fill, or quit_ */
-    epicsEventId filledEvent_;  /* a frame was filled */
+    epicsEventId workEvent_;   /* frames to fill, or quit_ */
+    epicsEventId filledEvent_; /* a frame was filled */
 };
 
 #endif /* MOENCHFRAMEFILLER_H */

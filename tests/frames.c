@@ -50,8 +50,7 @@ cc_simulator *test_simulator(const cc_simulator_config *config)
 }
 
 uint16_t *test_simulated_run(cc_simulator *simulator, size_t pixels,
-                             uint32_t dark, uint64_t first_data,
-                             uint32_t data)
+                             uint32_t dark, uint64_t first_data, uint32_t data)
 {
     uint16_t *frames = malloc(((size_t)dark + data) * pixels * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
@@ -63,9 +62,8 @@ uint16_t *test_simulated_run(cc_simulator *simulator, size_t pixels,
     return frames;
 }
 
-void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
-               uint32_t size_x, uint32_t size_y, cc_precision precision,
-               uint32_t threads)
+void flat_open(struct flat *flat, uint32_t rows, uint32_t cols, uint32_t size_x,
+               uint32_t size_y, cc_precision precision, uint32_t threads)
 {
     cc_config config = test_config(rows, cols);
     config.cluster_size_x = size_x;
@@ -225,14 +223,16 @@ size_t test_read_raw_run(const char *master, cc_raw_chip chip,
     char message[CC_MESSAGE_SIZE];
     cc_raw_reader *reader;
     ck_assert_msg(cc_raw_reader_open_chip(&reader, master, chip, message) ==
-                      CC_OK, "%s", message);
+                      CC_OK,
+                  "%s", message);
     if (info != NULL)
         cc_raw_reader_info(reader, info);
     size_t total = 0, n;
     do {
         ck_assert_int_eq(cc_raw_reader_read(reader, out + total * frame_pixels,
                                             out_numbers + total, 3, &n,
-                                            message), CC_OK);
+                                            message),
+                         CC_OK);
         total += n;
     } while (n > 0);
     notices[0] = '\0';
@@ -246,9 +246,8 @@ size_t test_read_raw_run(const char *master, cc_raw_chip chip,
     return total;
 }
 
-cc_clusters *test_process_in_batches(cc_finder *finder,
-                                     const uint16_t *frames, size_t pixels,
-                                     size_t n, size_t batch)
+cc_clusters *test_process_in_batches(cc_finder *finder, const uint16_t *frames,
+                                     size_t pixels, size_t n, size_t batch)
 {
     cc_config config;
     ck_assert_int_eq(cc_finder_get_config(finder, &config), CC_OK);

@@ -19,7 +19,7 @@ struct flat {
     cc_clusters *clusters;
     uint16_t *frame; /* BASE everywhere; tests set signals on it */
     uint32_t rows, cols;
-    double *rms;     /* scratch for pedestal maps */
+    double *rms; /* scratch for pedestal maps */
 };
 
 /* The default configuration for rows x cols on the CPU backend. */
@@ -36,8 +36,7 @@ cc_simulator *test_simulator(const cc_simulator_config *config);
 /* dark dark frames (numbers 0 on) then data frames (first_data on) of
  * pixels pixels each from simulator, in one buffer to free. */
 uint16_t *test_simulated_run(cc_simulator *simulator, size_t pixels,
-                             uint32_t dark, uint64_t first_data,
-                             uint32_t data);
+                             uint32_t dark, uint64_t first_data, uint32_t data);
 
 /* One frame (number 7) of n clusters of size_x * size_y values each, all
  * centred at (10, 20) unless xy gives (x, y) pairs. */
@@ -78,14 +77,12 @@ size_t test_read_raw_run(const char *master, cc_raw_chip chip,
 /* The clusters of frames [0, n) (pixels each, back to back) processed
  * `batch` at a time, gathered into one list numbered 0.. in order; the
  * test fails if a batch fails. */
-cc_clusters *test_process_in_batches(cc_finder *finder,
-                                     const uint16_t *frames, size_t pixels,
-                                     size_t n, size_t batch);
+cc_clusters *test_process_in_batches(cc_finder *finder, const uint16_t *frames,
+                                     size_t pixels, size_t n, size_t batch);
 
 /* Creates and trains a flat finder (nsigma 5) and an empty frame. */
-void flat_open(struct flat *flat, uint32_t rows, uint32_t cols,
-               uint32_t size_x, uint32_t size_y, cc_precision precision,
-               uint32_t threads);
+void flat_open(struct flat *flat, uint32_t rows, uint32_t cols, uint32_t size_x,
+               uint32_t size_y, cc_precision precision, uint32_t threads);
 void flat_close(struct flat *flat);
 /* Resets the finder and trains it on two frames of the given raw values. */
 void flat_retrain(struct flat *flat, uint16_t first, uint16_t second);

@@ -48,8 +48,7 @@ cc_config config_for(const struct pool *pool, int loop);
 extern const cc_energy_window window;
 /* The streams of the GPU finders compared with one CPU finder. */
 extern const uint32_t gpu_streams[GPUS];
-cc_eta_calibration *pool_calibration(const struct pool *pool,
-                                     cc_config config,
+cc_eta_calibration *pool_calibration(const struct pool *pool, cc_config config,
                                      cc_eta_function function,
                                      cc_clusters *clusters);
 void process_alike(const struct pool *pool, cc_finder *cpu,

@@ -14,8 +14,9 @@
 
 static void take_image(cc_finder *finder, int g, void *images)
 {
-    ck_assert_int_eq(
-        cc_finder_take_image(finder, ((cc_interpolator **)images)[g]), CC_OK);
+    ck_assert_int_eq(cc_finder_take_image(finder,
+                                          ((cc_interpolator **)images)[g]),
+                     CC_OK);
 }
 
 /* The image a CUDA finder makes on the GPU is the CPU finder's, byte for
@@ -33,16 +34,16 @@ START_TEST(identical_images)
     cc_finder *cpu = trained_finder(&pool, config, NULL);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    cc_eta_calibration *calibration =
-        pool_calibration(&pool, config, function, clusters);
+    cc_eta_calibration *calibration = pool_calibration(&pool, config, function,
+                                                       clusters);
     char message[CC_MESSAGE_SIZE];
     cc_interpolator *want, *got[GPUS];
     ck_assert_int_eq(cc_interpolator_new(&want, calibration, &window, 400, 400,
                                          5, message),
                      CC_OK);
     for (int g = 0; g < GPUS; g++)
-        ck_assert_int_eq(cc_interpolator_new(&got[g], calibration, &window,
-                                             400, 400, 5, message),
+        ck_assert_int_eq(cc_interpolator_new(&got[g], calibration, &window, 400,
+                                             400, 5, message),
                          CC_OK);
     cc_finder *gpu[GPUS];
     gpu_finders(&pool, config, gpu);
@@ -71,8 +72,7 @@ START_TEST(identical_images)
     static const char *const names[] = {"eta2", "eta2full", "eta3"};
     printf("  %s %ux%u: %u frames, %llu photons imaged (%llu "
            "uninterpolable), image identical on CPU and GPU\n",
-           names[function], side, side, n_frames,
-           (unsigned long long)a.photons,
+           names[function], side, side, n_frames, (unsigned long long)a.photons,
            (unsigned long long)a.uninterpolable);
     for (int g = 0; g < GPUS; g++)
         cc_finder_destroy(gpu[g]);
@@ -86,10 +86,9 @@ END_TEST
 
 static void take_spectra(cc_finder *finder, int g, void *spectra)
 {
-    ck_assert_int_eq(
-        cc_finder_take_gain_calibration(finder,
-                                        ((cc_gain_calibration **)spectra)[g]),
-        CC_OK);
+    ck_assert_int_eq(cc_finder_take_gain_calibration(
+                         finder, ((cc_gain_calibration **)spectra)[g]),
+                     CC_OK);
 }
 
 /* The spectra of a flat field a CUDA finder enters on the GPU are the CPU
@@ -153,8 +152,9 @@ START_TEST(identical_tallies)
     cc_finder *gpu[GPUS];
     gpu_finders(&pool, config, gpu);
     for (int g = 0; g < GPUS; g++) {
-        ck_assert_int_eq(
-            cc_finder_set_tally(gpu[g], want.spectrum, want.hitmap), CC_OK);
+        ck_assert_int_eq(cc_finder_set_tally(gpu[g], want.spectrum,
+                                             want.hitmap),
+                         CC_OK);
         got[g] = new_tally(&pool, _i);
     }
     cc_clusters *clusters;
@@ -171,9 +171,12 @@ START_TEST(identical_tallies)
     }
     printf("  spectrum %s, hit map %s, %ux%u: %u frames, %llu clusters "
            "counted, identical on CPU and GPU\n",
-           want.spectrum == NULL ? "off" : _i == 1 ? "of sum2x2" : "of sums",
-           want.hitmap == NULL ? "off" : _i == 1 ? "of every centre"
-                                                 : "of the window",
+           want.spectrum == NULL ? "off"
+           : _i == 1             ? "of sum2x2"
+                                 : "of sums",
+           want.hitmap == NULL ? "off"
+           : _i == 1           ? "of every centre"
+                               : "of the window",
            side, side, n_frames, (unsigned long long)counted);
     cc_finder_destroy(cpu);
     free_tally(&want);

@@ -49,7 +49,7 @@ void free_pool(struct pool *pool)
 }
 
 cc_finder *trained_finder(const struct pool *pool, cc_config config,
-                                 const uint8_t *mask)
+                          const uint8_t *mask)
 {
     cc_finder *finder = test_finder(&config);
     if (mask != NULL)
@@ -58,8 +58,7 @@ cc_finder *trained_finder(const struct pool *pool, cc_config config,
     return finder;
 }
 
-void assert_same_clusters(const cc_clusters *want,
-                                 const cc_clusters *got)
+void assert_same_clusters(const cc_clusters *want, const cc_clusters *got)
 {
     ck_assert_uint_eq(got->n_frames, want->n_frames);
     ck_assert_uint_eq(got->n_clusters, want->n_clusters);
@@ -78,15 +77,16 @@ void assert_same_clusters(const cc_clusters *want,
     }
 }
 
-void assert_same_pedestal(cc_finder *want, cc_finder *got,
-                                 size_t pixels, double *scratch)
+void assert_same_pedestal(cc_finder *want, cc_finder *got, size_t pixels,
+                          double *scratch)
 {
     ck_assert_int_eq(cc_finder_pedestal_maps(want, scratch, scratch + pixels),
                      CC_OK);
     ck_assert_int_eq(cc_finder_pedestal_maps(got, scratch + 2 * pixels,
                                              scratch + 3 * pixels),
                      CC_OK);
-    ck_assert_mem_eq(scratch + 2 * pixels, scratch, 2 * pixels * sizeof *scratch);
+    ck_assert_mem_eq(scratch + 2 * pixels, scratch,
+                     2 * pixels * sizeof *scratch);
 }
 
 const cc_energy_window window = {CC_ENERGY_SUM2X2, 650, 1000};
@@ -94,10 +94,9 @@ const cc_energy_window window = {CC_ENERGY_SUM2X2, 650, 1000};
 /* The calibration of the pool's first 32 frames, in the window, by a
  * finder of its own (so that the finders compared start imaging from their
  * first batch); clusters is scratch. */
-cc_eta_calibration *pool_calibration(const struct pool *pool,
-                                            cc_config config,
-                                            cc_eta_function function,
-                                            cc_clusters *clusters)
+cc_eta_calibration *pool_calibration(const struct pool *pool, cc_config config,
+                                     cc_eta_function function,
+                                     cc_clusters *clusters)
 {
     config.backend = CC_BACKEND_CPU;
     cc_finder *flat = trained_finder(pool, config, NULL);
@@ -120,16 +119,15 @@ const uint32_t gpu_streams[GPUS] = {1, 2, 4, 3};
  * of 1 to 100 frames; after the fourth batch, midway(gpu[g], g, context)
  * takes what each GPU finder keeps across batches. */
 void process_alike(const struct pool *pool, cc_finder *cpu,
-                          cc_finder *const *gpu, uint32_t n_frames,
-                          cc_clusters *clusters,
-                          void (*midway)(cc_finder *, int, void *),
-                          void *context)
+                   cc_finder *const *gpu, uint32_t n_frames,
+                   cc_clusters *clusters,
+                   void (*midway)(cc_finder *, int, void *), void *context)
 {
     static const uint32_t batches[] = {100, 1, 3, 32, 64, 7};
     uint32_t done = 0;
     for (size_t b = 0; done < n_frames; b++) {
         uint32_t n = batches[b % 6] < n_frames - done ? batches[b % 6]
-                                                       : n_frames - done;
+                                                      : n_frames - done;
         n = n < POOL ? n : POOL;
         const uint16_t *frames = pool->frames +
                                  ((done * 7) % (POOL - n + 1)) * pool->pixels;
@@ -148,8 +146,7 @@ void process_alike(const struct pool *pool, cc_finder *cpu,
 
 /* GPUS CUDA finders of config on 1 to 4 streams, trained as
  * trained_finder trains. */
-void gpu_finders(const struct pool *pool, cc_config config,
-                        cc_finder **gpu)
+void gpu_finders(const struct pool *pool, cc_config config, cc_finder **gpu)
 {
     config.backend = CC_BACKEND_CUDA;
     for (int g = 0; g < GPUS; g++) {
@@ -170,7 +167,7 @@ cc_config accumulating_config(const struct pool *pool, uint32_t side)
 
 /* Empty spectra of a flat field of the pool's frames, around its line. */
 cc_gain_calibration *pool_spectra(const struct pool *pool,
-                                         cc_gain_events events)
+                                  cc_gain_events events)
 {
     cc_gain_calibration_config config;
     cc_gain_calibration_config_init(&config);
@@ -189,8 +186,7 @@ cc_gain_calibration *pool_spectra(const struct pool *pool,
 
 /* got's spectra are want's, count for count; returns the photons. */
 uint64_t assert_same_spectra(const cc_gain_calibration *want,
-                                    const cc_gain_calibration *got,
-                                    size_t pixels)
+                             const cc_gain_calibration *got, size_t pixels)
 {
     uint64_t photons[2], outside[2];
     cc_gain_calibration_entered(want, &photons[0], &outside[0]);
@@ -243,8 +239,8 @@ void take_tally(cc_finder *finder, int g, void *tallies)
 
 /* got counts as want, bin for bin and pixel for pixel; returns the
  * clusters counted. */
-uint64_t assert_same_tally(const struct tally *want,
-                                  const struct tally *got, size_t pixels)
+uint64_t assert_same_tally(const struct tally *want, const struct tally *got,
+                           size_t pixels)
 {
     uint64_t counted = 0;
     if (want->spectrum != NULL) {

@@ -100,7 +100,8 @@ START_TEST(fault_auto_falls_back)
         const uint16_t *frames = fault_batch(&pool, b, &n);
         ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
         int rc = cc_finder_process(gpu, frames, NULL, n, got);
-        ck_assert_msg(rc == CC_OK, "batch %d: %s", b, cc_finder_last_error(gpu));
+        ck_assert_msg(rc == CC_OK, "batch %d: %s", b,
+                      cc_finder_last_error(gpu));
         assert_same_clusters(want, got);
         ck_assert_int_eq(cc_finder_backend(gpu),
                          b < 2 ? CC_BACKEND_CUDA : CC_BACKEND_CPU);
@@ -126,8 +127,9 @@ START_TEST(fault_auto_falls_back)
                      cc_interpolator_image(image[0]),
                      2000 * 2000 * sizeof(uint32_t));
     for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(
-            cc_finder_take_gain_calibration(i ? gpu : cpu, spectra[i]), CC_OK);
+        ck_assert_int_eq(cc_finder_take_gain_calibration(i ? gpu : cpu,
+                                                         spectra[i]),
+                         CC_OK);
     uint64_t entered = assert_same_spectra(spectra[0], spectra[1], pool.pixels);
     for (int i = 0; i < 2; i++)
         take_tally(i ? gpu : cpu, i, tally);
@@ -183,7 +185,8 @@ START_TEST(fault_auto_lost_retrains)
     ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, n, got), CC_OK);
     frames = fault_batch(&pool, 1, &n);
     ck_assert_int_eq(cc_finder_process(gpu, frames, NULL, n, got), CC_EDEVICE);
-    ck_assert_msg(strstr(cc_finder_last_error(gpu), "pedestal lost: train it again"),
+    ck_assert_msg(strstr(cc_finder_last_error(gpu),
+                         "pedestal lost: train it again"),
                   "%s", cc_finder_last_error(gpu));
     ck_assert_int_eq(cc_finder_backend(gpu), CC_BACKEND_CPU);
     cc_finder_stats stats;
@@ -241,7 +244,8 @@ START_TEST(fault_cuda_fails_unchanged)
             ck_assert_mem_eq(&after, &before, sizeof before);
         }
         int rc = cc_finder_process(gpu, frames, NULL, n, got);
-        ck_assert_msg(rc == CC_OK, "batch %d: %s", b, cc_finder_last_error(gpu));
+        ck_assert_msg(rc == CC_OK, "batch %d: %s", b,
+                      cc_finder_last_error(gpu));
         assert_same_clusters(want, got);
         assert_same_pedestal(cpu, gpu, pool.pixels, scratch);
     }
@@ -279,7 +283,8 @@ START_TEST(fault_replacement_kept)
     cc_gain_calibration *spectra[2] = {NULL, NULL};
     struct tally tally[2] = {{NULL, NULL}, {NULL, NULL}};
     if (_i == 0)
-        calibration = pool_calibration(&pool, fault_config(&pool, CC_BACKEND_CPU),
+        calibration = pool_calibration(&pool,
+                                       fault_config(&pool, CC_BACKEND_CPU),
                                        CC_ETA2, want);
     for (int i = 0; i < 2; i++) {
         if (_i == 0)
@@ -295,7 +300,7 @@ START_TEST(fault_replacement_kept)
      * which fails. */
     for (int attempt = 0; attempt < 3; attempt++) {
         cc_finder *finder = both[attempt > 0];
-        int rc = _i == 0 ? cc_finder_set_interpolator(finder, image[0])
+        int rc = _i == 0   ? cc_finder_set_interpolator(finder, image[0])
                  : _i == 1 ? cc_finder_set_gain_calibration(finder, spectra[0])
                  : _i == 2 ? cc_finder_set_tally(finder, tally[0].spectrum,
                                                  tally[0].hitmap)
@@ -321,7 +326,8 @@ START_TEST(fault_replacement_kept)
         const uint16_t *frames = fault_batch(&pool, b, &n);
         ck_assert_int_eq(cc_finder_process(cpu, frames, NULL, n, want), CC_OK);
         int rc = cc_finder_process(gpu, frames, NULL, n, got);
-        ck_assert_msg(rc == CC_OK, "batch %d: %s", b, cc_finder_last_error(gpu));
+        ck_assert_msg(rc == CC_OK, "batch %d: %s", b,
+                      cc_finder_last_error(gpu));
         assert_same_clusters(want, got);
     }
     if (_i == 0) {
@@ -384,7 +390,8 @@ START_TEST(fault_setting_refused)
     cc_finder *finder;
     plant("copy:0");
     ck_assert_int_eq(cc_finder_new(&finder, &config, message), CC_EINVAL);
-    ck_assert_msg(strstr(message, "CC_CUDA_FAULT is \"copy:0\""), "%s", message);
+    ck_assert_msg(strstr(message, "CC_CUDA_FAULT is \"copy:0\""), "%s",
+                  message);
     config.backend = CC_BACKEND_AUTO;
     plant("sometimes");
     ck_assert_int_eq(cc_finder_new(&finder, &config, message), CC_OK);

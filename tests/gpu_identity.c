@@ -18,8 +18,7 @@
 
 /* The common-mode figures of every region (docs/spec.md §8), byte for
  * byte; none when the correction is off. */
-static void assert_same_common_mode(const cc_finder *want,
-                                    const cc_finder *got,
+static void assert_same_common_mode(const cc_finder *want, const cc_finder *got,
                                     const cc_config *config)
 {
     uint32_t n = cc_common_mode_regions(config);
@@ -34,9 +33,8 @@ static void assert_same_common_mode(const cc_finder *want,
 }
 
 /* Frames estimated and not, over all regions. */
-static void common_mode_frames(const cc_finder *finder,
-                               const cc_config *config, uint64_t *estimated,
-                               uint64_t *unestimated)
+static void common_mode_frames(const cc_finder *finder, const cc_config *config,
+                               uint64_t *estimated, uint64_t *unestimated)
 {
     uint32_t n = cc_common_mode_regions(config);
     cc_common_mode_region *regions = calloc(n + 1, sizeof *regions);
@@ -169,8 +167,7 @@ static void lockstep(const struct pool *pool, cc_config config,
                                                    &frames_summed[1]),
                              CC_OK);
             ck_assert_uint_eq(frames_summed[1], frames_summed[0]);
-            ck_assert_mem_eq(gpu_sums, analog,
-                             pool->pixels * sizeof *gpu_sums);
+            ck_assert_mem_eq(gpu_sums, analog, pool->pixels * sizeof *gpu_sums);
         }
         done += n;
     }
@@ -182,13 +179,11 @@ static void lockstep(const struct pool *pool, cc_config config,
     printf("  %ux%u, %ux%u clusters, %s: %u frames, %llu clusters "
            "identical on CPU and GPU, %llu of them pedestal frames "
            "(streams %u %u %u %u)%s",
-           pool->rows, pool->cols, config.cluster_size_x,
-           config.cluster_size_y,
+           pool->rows, pool->cols, config.cluster_size_x, config.cluster_size_y,
            config.precision == CC_PRECISION_DOUBLE ? "double" : "float",
            n_frames, (unsigned long long)stats.clusters,
-           (unsigned long long)stats.frames_pedestal, streams[0],
-           streams[1], streams[2], streams[3],
-           masks != NULL ? ", masked" : "");
+           (unsigned long long)stats.frames_pedestal, streams[0], streams[1],
+           streams[2], streams[3], masks != NULL ? ", masked" : "");
     if (gains != NULL)
         printf(", gain map in %s", cc_gain_unit_name(unit));
     if (config.common_mode != CC_COMMON_MODE_NONE) {
@@ -196,8 +191,7 @@ static void lockstep(const struct pool *pool, cc_config config,
         common_mode_frames(cpu, &config, &estimated, &unestimated);
         printf(", common mode %s: %llu region-frames estimated, %llu not",
                cc_common_mode_name(config.common_mode),
-               (unsigned long long)estimated,
-               (unsigned long long)unestimated);
+               (unsigned long long)estimated, (unsigned long long)unestimated);
         /* The common-mode cases flood a region of some frames. */
         ck_assert_uint_gt(estimated, 0);
         ck_assert_uint_gt(unestimated, 0);
@@ -241,7 +235,8 @@ START_TEST(identical_odd_frames)
         {5, 2, 3, 17, 96, CC__COPIES_BATCHED},
         {1, 1, 8, 128, 256, CC__COPIES_BATCHED},
         {33, 16, 1, 64, 32, CC__COPIES_EACH}};
-    struct pool pool = _i < 4 ? make_pool(160, 400, 930) : make_pool(37, 53, 30);
+    struct pool pool = _i < 4 ? make_pool(160, 400, 930)
+                              : make_pool(37, 53, 30);
     lockstep(&pool, config_for(&pool, _i % 4), frames_to_run(2000), streams,
              tunings, NULL, NULL, CC_GAIN_RELATIVE);
     free_pool(&pool);
@@ -268,9 +263,11 @@ END_TEST
 START_TEST(identical_with_mask)
 {
     static const uint32_t streams[GPUS] = {1, 2, 3, 8};
-    static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0, 0, 0}, {9, 4, 3, 64, 96, 0}, {1, 1, 8, 128, 256, 0},
-        {40, 16, 1, 64, 32, 0}};
+    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0, 0, 0},
+                                                         {9, 4, 3, 64, 96, 0},
+                                                         {1, 1, 8, 128, 256, 0},
+                                                         {40, 16, 1, 64, 32,
+                                                          0}};
     struct pool pool = make_pool(160, 400, 930);
     uint8_t *masks[2];
     for (int m = 0; m < 2; m++) {
@@ -320,9 +317,11 @@ static void flood_a_region(struct pool *pool, cc_common_mode mode)
 START_TEST(identical_common_mode)
 {
     static const uint32_t streams[GPUS] = {1, 2, 3, 8};
-    static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0, 0, 0}, {9, 4, 3, 64, 96, 0}, {1, 1, 8, 128, 256, 0},
-        {40, 16, 1, 64, 32, 0}};
+    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0, 0, 0},
+                                                         {9, 4, 3, 64, 96, 0},
+                                                         {1, 1, 8, 128, 256, 0},
+                                                         {40, 16, 1, 64, 32,
+                                                          0}};
     const cc_common_mode mode = (cc_common_mode)(1 + _i % 3);
     cc_simulator_config model = test_simulator_config(160, 400, 77, 930);
     model.threads = 0;
@@ -358,9 +357,11 @@ END_TEST
 START_TEST(identical_gain)
 {
     static const uint32_t streams[GPUS] = {1, 2, 3, 8};
-    static const struct cc__cuda_tuning tunings[GPUS] = {
-        {0, 0, 0, 0, 0, 0}, {9, 4, 3, 64, 96, 0}, {1, 1, 8, 128, 256, 0},
-        {40, 16, 1, 64, 32, 0}};
+    static const struct cc__cuda_tuning tunings[GPUS] = {{0, 0, 0, 0, 0, 0},
+                                                         {9, 4, 3, 64, 96, 0},
+                                                         {1, 1, 8, 128, 256, 0},
+                                                         {40, 16, 1, 64, 32,
+                                                          0}};
     cc_simulator_config model = test_simulator_config(160, 400, 78, 930);
     model.threads = 0;
     model.common_mode = CC_COMMON_MODE_SUPERCOLUMN;
@@ -416,39 +417,39 @@ struct fma_pixel {
     int cluster; /* what the arithmetic without FMA decides */
 };
 
-#define DEFINE_FMA_SEARCH(real, fused, root, next)                            \
-    static int fma_search_##real(uint32_t seed, struct fma_pixel *pixel)      \
-    {                                                                         \
-        int64_t sum = 0, sum_sq = 0, n = FMA_WINDOW;                          \
-        for (int k = 0; k < FMA_WINDOW; k++) {                                \
-            seed = seed * 1664525u + 1013904223u;                             \
-            pixel->dark[k] = (uint16_t)(1000 - 1 + (seed >> 16) % 3);         \
-            sum += pixel->dark[k];                                            \
-            sum_sq += (int64_t)pixel->dark[k] * pixel->dark[k];               \
-        }                                                                     \
-        int64_t x0 = (2 * sum + n) / (2 * n);                                 \
-        real frames = (real)n;                                                \
-        real r = (real)(sum - n * x0) / frames;                               \
-        real mean_sq = (real)(sum_sq - 2 * x0 * sum + n * x0 * x0) / frames;  \
-        real plain = mean_sq - r * r, contracted = fused(-r, r, mean_sq);     \
-        real rms = root(plain < 0 ? 0 : plain);                               \
-        real rms_fma = root(contracted < 0 ? 0 : contracted);                 \
-        if (rms == rms_fma)                                                   \
-            return 0;                                                         \
-        pixel->value = (uint16_t)(x0 + 3);                                    \
-        real v = (real)3 - r, low = rms < rms_fma ? rms : rms_fma;            \
-        real high = rms < rms_fma ? rms_fma : rms;                            \
-        real ns = v / high;                                                   \
-        for (int step = 0; step < 64; step++)                                 \
-            ns = next(ns, (real)0);                                           \
-        for (int step = 0; step < 128; step++, ns = next(ns, (real)10)) {     \
-            if (ns * low < v && !(ns * high < v)) {                           \
-                pixel->nsigma = (double)ns;                                   \
-                pixel->cluster = v > ns * rms;                                \
-                return 1;                                                     \
-            }                                                                 \
-        }                                                                     \
-        return 0;                                                             \
+#define DEFINE_FMA_SEARCH(real, fused, root, next)                             \
+    static int fma_search_##real(uint32_t seed, struct fma_pixel *pixel)       \
+    {                                                                          \
+        int64_t sum = 0, sum_sq = 0, n = FMA_WINDOW;                           \
+        for (int k = 0; k < FMA_WINDOW; k++) {                                 \
+            seed = seed * 1664525u + 1013904223u;                              \
+            pixel->dark[k] = (uint16_t)(1000 - 1 + (seed >> 16) % 3);          \
+            sum += pixel->dark[k];                                             \
+            sum_sq += (int64_t)pixel->dark[k] * pixel->dark[k];                \
+        }                                                                      \
+        int64_t x0 = (2 * sum + n) / (2 * n);                                  \
+        real frames = (real)n;                                                 \
+        real r = (real)(sum - n * x0) / frames;                                \
+        real mean_sq = (real)(sum_sq - 2 * x0 * sum + n * x0 * x0) / frames;   \
+        real plain = mean_sq - r * r, contracted = fused(-r, r, mean_sq);      \
+        real rms = root(plain < 0 ? 0 : plain);                                \
+        real rms_fma = root(contracted < 0 ? 0 : contracted);                  \
+        if (rms == rms_fma)                                                    \
+            return 0;                                                          \
+        pixel->value = (uint16_t)(x0 + 3);                                     \
+        real v = (real)3 - r, low = rms < rms_fma ? rms : rms_fma;             \
+        real high = rms < rms_fma ? rms_fma : rms;                             \
+        real ns = v / high;                                                    \
+        for (int step = 0; step < 64; step++)                                  \
+            ns = next(ns, (real)0);                                            \
+        for (int step = 0; step < 128; step++, ns = next(ns, (real)10)) {      \
+            if (ns * low < v && !(ns * high < v)) {                            \
+                pixel->nsigma = (double)ns;                                    \
+                pixel->cluster = v > ns * rms;                                 \
+                return 1;                                                      \
+            }                                                                  \
+        }                                                                      \
+        return 0;                                                              \
     }
 DEFINE_FMA_SEARCH(float, fmaf, sqrtf, nextafterf)
 DEFINE_FMA_SEARCH(double, fma, sqrt, nextafter)

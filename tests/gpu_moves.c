@@ -131,13 +131,12 @@ START_TEST(list_of_separate_buffers)
             ck_assert_int_eq(cc_host_register(buffers[k], bytes + 2), CC_OK);
         list[k] = buffers[k] + (k == SHIFTED);
         memcpy((uint16_t *)list[k],
-               pair.pool.frames + (size_t)(k % POOL) * pair.pool.pixels,
-               bytes);
+               pair.pool.frames + (size_t)(k % POOL) * pair.pool.pixels, bytes);
     }
     for (int k = 0; k < N; k += POOL) {
         int n = N - k < POOL ? N - k : POOL;
-        ck_assert_int_eq(cc_finder_process(pair.cpu, pair.pool.frames, NULL,
-                                           n, pair.want),
+        ck_assert_int_eq(cc_finder_process(pair.cpu, pair.pool.frames, NULL, n,
+                                           pair.want),
                          CC_OK);
         int rc = cc_finder_process_list(pair.gpu, list + k, NULL, n, pair.got);
         ck_assert_msg(rc == CC_OK, "%s", cc_finder_last_error(pair.gpu));

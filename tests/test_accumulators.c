@@ -24,8 +24,8 @@ START_TEST(cluster_energies)
     ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM2X2, 3, 3, negative),
                      -1 - 2 - 4 - 5);
     int32_t wide[15] = {0};
-    wide[7] = 10; /* centre of 5x3 */
-    wide[1] = 100; /* (dx=-1, dy=-1): in the top-left 2x2 window */
+    wide[7] = 10;   /* centre of 5x3 */
+    wide[1] = 100;  /* (dx=-1, dy=-1): in the top-left 2x2 window */
     wide[0] = 1000; /* (dx=-2, dy=-1): in no window holding the centre */
     ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM2X2, 5, 3, wide), 110);
     ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM, 5, 3, wide), 1110);
@@ -174,8 +174,7 @@ START_TEST(frame_by_frame_equals_the_list)
     }
     cc_spectrum *whole, *framed;
     ck_assert_int_eq(cc_spectrum_new(&whole, CC_ENERGY_SUM, 9, 0, 150), CC_OK);
-    ck_assert_int_eq(cc_spectrum_new(&framed, CC_ENERGY_SUM, 9, 0, 150),
-                     CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&framed, CC_ENERGY_SUM, 9, 0, 150), CC_OK);
     cc_hitmap *whole_map, *framed_map;
     ck_assert_int_eq(cc_hitmap_new(&whole_map, 3, 6), CC_OK);
     ck_assert_int_eq(cc_hitmap_new(&framed_map, 3, 6), CC_OK);
@@ -241,7 +240,8 @@ START_TEST(tally_equals_spectrum_and_hitmap)
         y[i] = (uint16_t)(i * 5 % ROWS);
     }
     const cc_frame_clusters frame = {0, N, 0, SIDE, SIDE, x, y, values};
-    const int64_t on_edge = cc_cluster_energy(CC_ENERGY_SUM, SIDE, SIDE, values);
+    const int64_t on_edge = cc_cluster_energy(CC_ENERGY_SUM, SIDE, SIDE,
+                                              values);
     const cc_energy_window windows[] = {
         {CC_ENERGY_SUM, -10.5, 200.25},
         {CC_ENERGY_SUM, (double)on_edge, (double)on_edge + 40},
@@ -252,8 +252,10 @@ START_TEST(tally_equals_spectrum_and_hitmap)
         const cc_energy_window *window = w < 0 ? NULL : &windows[w];
         cc_spectrum *apart, *one;
         cc_hitmap *apart_map, *one_map;
-        ck_assert_int_eq(cc_spectrum_new(&apart, CC_ENERGY_SUM, 17, -300, 900), CC_OK);
-        ck_assert_int_eq(cc_spectrum_new(&one, CC_ENERGY_SUM, 17, -300, 900), CC_OK);
+        ck_assert_int_eq(cc_spectrum_new(&apart, CC_ENERGY_SUM, 17, -300, 900),
+                         CC_OK);
+        ck_assert_int_eq(cc_spectrum_new(&one, CC_ENERGY_SUM, 17, -300, 900),
+                         CC_OK);
         ck_assert_int_eq(cc_hitmap_new(&apart_map, ROWS, COLS), CC_OK);
         ck_assert_int_eq(cc_hitmap_new(&one_map, ROWS, COLS), CC_OK);
         ck_assert_int_eq(cc_hitmap_set_window(apart_map, window), CC_OK);
@@ -263,8 +265,10 @@ START_TEST(tally_equals_spectrum_and_hitmap)
         ck_assert_int_eq(cc_tally_frame(one, one_map, &frame), CC_OK);
         ck_assert_mem_eq(cc_spectrum_counts(one), cc_spectrum_counts(apart),
                          17 * sizeof(uint64_t));
-        ck_assert_uint_eq(cc_spectrum_underflow(one), cc_spectrum_underflow(apart));
-        ck_assert_uint_eq(cc_spectrum_overflow(one), cc_spectrum_overflow(apart));
+        ck_assert_uint_eq(cc_spectrum_underflow(one),
+                          cc_spectrum_underflow(apart));
+        ck_assert_uint_eq(cc_spectrum_overflow(one),
+                          cc_spectrum_overflow(apart));
         ck_assert_mem_eq(cc_hitmap_counts(one_map), cc_hitmap_counts(apart_map),
                          ROWS * COLS * sizeof(uint32_t));
         uint32_t expected[ROWS * COLS] = {0};
@@ -292,10 +296,12 @@ START_TEST(tally_equals_spectrum_and_hitmap)
     }
     cc_spectrum *spectrum;
     cc_hitmap *narrow;
-    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 17, -300, 900), CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 17, -300, 900),
+                     CC_OK);
     ck_assert_int_eq(cc_hitmap_new(&narrow, ROWS, COLS - 1), CC_OK);
     ck_assert_int_eq(cc_tally_frame(spectrum, narrow, &frame), CC_EINVAL);
-    uint64_t counted = cc_spectrum_underflow(spectrum) + cc_spectrum_overflow(spectrum);
+    uint64_t counted = cc_spectrum_underflow(spectrum) +
+                       cc_spectrum_overflow(spectrum);
     for (uint32_t b = 0; b < 17; b++)
         counted += cc_spectrum_counts(spectrum)[b];
     ck_assert_uint_eq(counted, 0);
@@ -333,9 +339,12 @@ START_TEST(finder_tallies_while_finding)
     const cc_energy_window window = {CC_ENERGY_SUM2X2, 500, 900};
     cc_spectrum *want, *got, *other;
     cc_hitmap *want_map, *got_map, *unwindowed;
-    ck_assert_int_eq(cc_spectrum_new(&want, CC_ENERGY_SUM, 300, -100, 1400), CC_OK);
-    ck_assert_int_eq(cc_spectrum_new(&got, CC_ENERGY_SUM, 300, -100, 1400), CC_OK);
-    ck_assert_int_eq(cc_spectrum_new(&other, CC_ENERGY_SUM, 299, -100, 1400), CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&want, CC_ENERGY_SUM, 300, -100, 1400),
+                     CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&got, CC_ENERGY_SUM, 300, -100, 1400),
+                     CC_OK);
+    ck_assert_int_eq(cc_spectrum_new(&other, CC_ENERGY_SUM, 299, -100, 1400),
+                     CC_OK);
     ck_assert_int_eq(cc_hitmap_new(&want_map, SIDE, SIDE), CC_OK);
     ck_assert_int_eq(cc_hitmap_new(&got_map, SIDE, SIDE), CC_OK);
     ck_assert_int_eq(cc_hitmap_new(&unwindowed, SIDE, SIDE), CC_OK);
@@ -346,7 +355,8 @@ START_TEST(finder_tallies_while_finding)
     cc_simulator *simulator = test_simulator(&model);
     uint16_t *frames = malloc(FRAMES * pixels * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
-    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, frames), CC_OK);
+    ck_assert_int_eq(cc_simulator_dark_frames(simulator, 0, DARK, frames),
+                     CC_OK);
     cc_config config = test_config(SIDE, SIDE);
     config.pedestal_frames = DARK;
     config.threads = 2;
@@ -365,8 +375,8 @@ START_TEST(finder_tallies_while_finding)
     for (size_t b = 0; done < FRAMES; b++) {
         uint32_t n = batches[b % 5] < FRAMES - done ? batches[b % 5]
                                                     : FRAMES - done;
-        ck_assert_int_eq(cc_finder_process(finder, frames + done * pixels,
-                                           NULL, n, clusters),
+        ck_assert_int_eq(cc_finder_process(finder, frames + done * pixels, NULL,
+                                           n, clusters),
                          CC_OK);
         for (size_t k = 0; k < n; k++) {
             cc_frame_clusters frame;
@@ -381,8 +391,10 @@ START_TEST(finder_tallies_while_finding)
             ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
         }
     }
-    ck_assert_int_eq(cc_finder_take_tally(finder, other, got_map), CC_EMISMATCH);
-    ck_assert_int_eq(cc_finder_take_tally(finder, got, unwindowed), CC_EMISMATCH);
+    ck_assert_int_eq(cc_finder_take_tally(finder, other, got_map),
+                     CC_EMISMATCH);
+    ck_assert_int_eq(cc_finder_take_tally(finder, got, unwindowed),
+                     CC_EMISMATCH);
     ck_assert_int_eq(cc_finder_take_tally(finder, NULL, got_map), CC_EMISMATCH);
     ck_assert_int_eq(cc_finder_take_tally(finder, got, NULL), CC_EMISMATCH);
     ck_assert_int_eq(cc_finder_take_tally(finder, got, got_map), CC_OK);
@@ -470,7 +482,8 @@ START_TEST(analog_image_sums_values)
         ck_assert_int_eq(cc_finder_set_config(finder, &resized), CC_ESTATE);
         ck_assert_int_eq(cc_finder_take_analog(finder, NULL, &none), CC_EINVAL);
         ck_assert_int_eq(cc_finder_set_analog(finder, 0), CC_OK);
-        ck_assert_int_eq(cc_finder_take_analog(finder, again, &none), CC_ESTATE);
+        ck_assert_int_eq(cc_finder_take_analog(finder, again, &none),
+                         CC_ESTATE);
         ck_assert_int_eq(cc_finder_set_config(finder, &resized), CC_OK);
         cc_clusters_destroy(clusters);
         cc_finder_destroy(finder);

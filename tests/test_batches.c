@@ -75,8 +75,8 @@ static struct run run_frames(const struct setup *setup)
     config.pedestal_frames = setup->dark;
     config.max_clusters = setup->max_clusters;
     cc_finder *finder = test_finder(&config);
-    cc_simulator_config model =
-        test_simulator_config(setup->rows, setup->cols, 1234, setup->photons);
+    cc_simulator_config model = test_simulator_config(setup->rows, setup->cols,
+                                                      1234, setup->photons);
     cc_simulator *simulator = test_simulator(&model);
     size_t pixels = (size_t)setup->rows * setup->cols;
     uint16_t *frames = malloc(pixels * setup->batch * sizeof *frames);
@@ -156,9 +156,15 @@ static void assert_same_run(const struct run *a, const struct run *b,
 START_TEST(threads_and_batches_identical)
 {
     static const uint32_t sizes[3][2] = {{3, 3}, {9, 9}, {5, 3}};
-    struct setup setup = {.rows = 37, .cols = 53, .size_x = sizes[_i % 3][0],
-                          .size_y = sizes[_i % 3][1], .threads = 1,
-                          .batch = 1, .dark = 30, .frames = 24, .photons = 25,
+    struct setup setup = {.rows = 37,
+                          .cols = 53,
+                          .size_x = sizes[_i % 3][0],
+                          .size_y = sizes[_i % 3][1],
+                          .threads = 1,
+                          .batch = 1,
+                          .dark = 30,
+                          .frames = 24,
+                          .photons = 25,
                           .precision = _i < 3 ? CC_PRECISION_FLOAT
                                               : CC_PRECISION_DOUBLE};
     struct run reference = run_frames(&setup);
@@ -187,9 +193,15 @@ END_TEST
 START_TEST(many_blocks_identical)
 {
     uint32_t size = _i ? 9 : 3;
-    struct setup setup = {.rows = 203, .cols = 41, .size_x = size,
-                          .size_y = size, .threads = 1, .batch = 24,
-                          .dark = 30, .frames = 48, .photons = 120,
+    struct setup setup = {.rows = 203,
+                          .cols = 41,
+                          .size_x = size,
+                          .size_y = size,
+                          .threads = 1,
+                          .batch = 24,
+                          .dark = 30,
+                          .frames = 48,
+                          .photons = 120,
                           .precision = CC_PRECISION_FLOAT};
     struct run reference = run_frames(&setup);
     setup.threads = 13;
@@ -213,9 +225,15 @@ static void hold_top_block(unsigned block, size_t step)
  * subtracted yet: the bytes are still those of one thread. */
 START_TEST(slow_block_changes_nothing)
 {
-    struct setup setup = {.rows = 37, .cols = 53, .size_x = 3, .size_y = 3,
-                          .threads = 1, .batch = 24, .dark = 30,
-                          .frames = 24, .photons = 25,
+    struct setup setup = {.rows = 37,
+                          .cols = 53,
+                          .size_x = 3,
+                          .size_y = 3,
+                          .threads = 1,
+                          .batch = 24,
+                          .dark = 30,
+                          .frames = 24,
+                          .photons = 25,
                           .precision = CC_PRECISION_FLOAT};
     struct run reference = run_frames(&setup);
     setup.threads = 2 + (uint32_t)_i;
@@ -233,9 +251,15 @@ END_TEST
  * many frames were truncated. */
 START_TEST(cap_counts_what_it_drops)
 {
-    struct setup setup = {.rows = 40, .cols = 40, .size_x = 3, .size_y = 3,
-                          .threads = _i ? 3 : 1, .batch = 4, .dark = 30,
-                          .frames = 12, .photons = 30,
+    struct setup setup = {.rows = 40,
+                          .cols = 40,
+                          .size_x = 3,
+                          .size_y = 3,
+                          .threads = _i ? 3 : 1,
+                          .batch = 4,
+                          .dark = 30,
+                          .frames = 12,
+                          .photons = 30,
                           .precision = CC_PRECISION_FLOAT};
     struct run full = run_frames(&setup);
     setup.max_clusters = 10;
@@ -287,9 +311,15 @@ static size_t clusters_missing(const cc_clusters *a, const cc_clusters *b)
  * on a rounding edge. The figure is reported; the bound is 1 in 10^4. */
 START_TEST(float_close_to_double)
 {
-    struct setup setup = {.rows = 48, .cols = 48, .size_x = 3, .size_y = 3,
-                          .threads = 2, .batch = 50, .dark = 200,
-                          .frames = 2000, .photons = 35,
+    struct setup setup = {.rows = 48,
+                          .cols = 48,
+                          .size_x = 3,
+                          .size_y = 3,
+                          .threads = 2,
+                          .batch = 50,
+                          .dark = 200,
+                          .frames = 2000,
+                          .photons = 35,
                           .precision = CC_PRECISION_FLOAT};
     struct run single = run_frames(&setup);
     setup.precision = CC_PRECISION_DOUBLE;
@@ -441,8 +471,8 @@ static void check_failed_batch(uint32_t threads, bool grown)
     int rc = cc_finder_process(victim.finder, frames, NULL, 3, out);
     limit_memory(0, 1);
     ck_assert_int_eq(rc, CC_ENOMEM);
-    ck_assert_ptr_nonnull(strstr(cc_finder_last_error(victim.finder),
-                                 "pedestal is unchanged"));
+    ck_assert_ptr_nonnull(
+        strstr(cc_finder_last_error(victim.finder), "pedestal is unchanged"));
     ck_assert_uint_eq(cc_clusters_frame_count(out), 0);
     cc_finder_get_stats(victim.finder, &stats);
     ck_assert_uint_eq(stats.frames_processed, was.frames_processed);
@@ -551,7 +581,8 @@ START_TEST(workers_share_the_cpus)
     struct sched_param batch = {0};
     if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &real_time) != 0)
         ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_BATCH,
-                                               &batch), 0);
+                                               &batch),
+                         0);
     ck_assert_int_ne(sched_getscheduler(0), SCHED_OTHER);
     struct flat flat;
     flat_open(&flat, 40, 40, 3, 3, CC_PRECISION_FLOAT, 3);

@@ -33,8 +33,7 @@ START_TEST(regions_names_and_refusals)
     ck_assert_uint_eq(cc_common_mode_regions(&config), 6);
     char message[CC_MESSAGE_SIZE];
     cc_common_mode parsed = CC_COMMON_MODE_ROW;
-    ck_assert_int_eq(cc_common_mode_parse("rows", &parsed, message),
-                     CC_EINVAL);
+    ck_assert_int_eq(cc_common_mode_parse("rows", &parsed, message), CC_EINVAL);
     ck_assert_ptr_nonnull(strstr(message, "'rows'"));
     ck_assert_int_eq(parsed, CC_COMMON_MODE_ROW);
     config.common_mode = (cc_common_mode)7;
@@ -88,7 +87,7 @@ END_TEST
 enum { ROWS = 40, COLS = 60, DARK = 40, DATA = 12 };
 
 struct run {
-    cc_clusters *all;     /* every frame's clusters, in order */
+    cc_clusters *all; /* every frame's clusters, in order */
     cc_common_mode_region regions[2 * 3];
 };
 
@@ -188,8 +187,7 @@ static cc_score scored_run(double simulated, cc_common_mode correction)
     config.common_mode = correction;
     cc_finder *finder = test_finder(&config);
     cc_truth_score *score;
-    ck_assert_int_eq(cc_truth_score_new(&score, SIDE, SIDE, model.gain),
-                     CC_OK);
+    ck_assert_int_eq(cc_truth_score_new(&score, SIDE, SIDE, model.gain), CC_OK);
     cc_clusters *clusters;
     cc_truth *truth;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
@@ -202,14 +200,15 @@ static cc_score scored_run(double simulated, cc_common_mode correction)
         ck_assert_int_eq(cc_finder_train(finder, frames, BATCH), CC_OK);
     }
     for (uint64_t k = 0; k < FRAMES; k += BATCH) {
-        ck_assert_int_eq(
-            cc_simulator_frames(simulator, k, BATCH, frames, truth), CC_OK);
+        ck_assert_int_eq(cc_simulator_frames(simulator, k, BATCH, frames,
+                                             truth),
+                         CC_OK);
         uint64_t numbers[BATCH];
         for (int i = 0; i < BATCH; i++)
             numbers[i] = k + i;
-        ck_assert_int_eq(
-            cc_finder_process(finder, frames, numbers, BATCH, clusters),
-            CC_OK);
+        ck_assert_int_eq(cc_finder_process(finder, frames, numbers, BATCH,
+                                           clusters),
+                         CC_OK);
         ck_assert_int_eq(cc_truth_score_add(score, clusters, truth), CC_OK);
     }
     cc_score result;

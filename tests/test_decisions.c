@@ -220,8 +220,10 @@ START_TEST(rectangular_windows)
     ck_assert_uint_eq(frame.size_x, 5);
     ck_assert_uint_eq(frame.size_y, 3);
     for (int i = 0; i < 15; i++)
-        ck_assert_int_eq(frame.values[i],
-                         i == 7 ? 10 : i == 9 ? 2 : i == 12 ? 3 : 0);
+        ck_assert_int_eq(frame.values[i], i == 7    ? 10
+                                          : i == 9  ? 2
+                                          : i == 12 ? 3
+                                                    : 0);
     flat_close(&wide);
 }
 END_TEST
@@ -300,11 +302,11 @@ START_TEST(values_round_half_away)
               1);
     flat_retrain(&half, BASE, BASE + 1);
     /* rms = 0.5, thr = 2.5: the centre's v = 6.5 clears it. */
-    flat_set(&half, 4, 4, 1 + 6);  /* v = 6.5 -> 7 */
-    flat_set(&half, 3, 3, 0);      /* v = -0.5 -> -1 */
-    flat_set(&half, 5, 3, 1);      /* v = 0.5 -> 1 */
-    flat_set(&half, 4, 5, 1 + 1);  /* v = 1.5 -> 2 */
-    flat_set(&half, 3, 5, -1);     /* v = -1.5 -> -2 */
+    flat_set(&half, 4, 4, 1 + 6); /* v = 6.5 -> 7 */
+    flat_set(&half, 3, 3, 0);     /* v = -0.5 -> -1 */
+    flat_set(&half, 5, 3, 1);     /* v = 0.5 -> 1 */
+    flat_set(&half, 4, 5, 1 + 1); /* v = 1.5 -> 2 */
+    flat_set(&half, 3, 5, -1);    /* v = -1.5 -> -2 */
     for (uint32_t y = 3; y <= 5; y++)
         for (uint32_t x = 3; x <= 5; x++)
             if (half.frame[y * half.cols + x] == BASE)

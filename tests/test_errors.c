@@ -156,8 +156,8 @@ START_TEST(bad_set_config_changes_nothing)
     cc_finder_get_config(flat.finder, &config);
     config.cluster_size_x = 4;
     ck_assert_int_eq(cc_finder_set_config(flat.finder, &config), CC_EINVAL);
-    ck_assert_ptr_nonnull(strstr(cc_finder_last_error(flat.finder),
-                                 "cluster size"));
+    ck_assert_ptr_nonnull(
+        strstr(cc_finder_last_error(flat.finder), "cluster size"));
     cc_finder_get_config(flat.finder, &config);
     ck_assert_uint_eq(config.cluster_size_x, 3);
     flat_set(&flat, 3, 3, 10);
@@ -183,17 +183,17 @@ START_TEST(backend_choice_is_explained)
     if (rc == CC_OK) {
         ck_assert_int_eq(cc_finder_backend(cuda), CC_BACKEND_CUDA);
         ck_assert_int_eq(cc_finder_backend(automatic), CC_BACKEND_CUDA);
-        ck_assert_ptr_nonnull(strstr(cc_finder_backend_description(automatic),
-                                     "CUDA on "));
+        ck_assert_ptr_nonnull(
+            strstr(cc_finder_backend_description(automatic), "CUDA on "));
     } else {
 #ifdef CC_HAVE_CUDA
         ck_assert_int_eq(rc, CC_EDEVICE);
         /* Without the driver's library the reason must name the driver,
          * not the runtime's word for it ("insufficient"). */
         void *driver = dlopen("libcuda.so.1", RTLD_LAZY);
-        const char *reason = driver == NULL
-                                 ? "no usable GPU: no NVIDIA driver is installed"
-                                 : "no usable GPU";
+        const char *reason =
+            driver == NULL ? "no usable GPU: no NVIDIA driver is installed"
+                           : "no usable GPU";
         if (driver != NULL)
             dlclose(driver);
 #else
@@ -244,8 +244,8 @@ END_TEST
 /* Every code has a name and a description; unknown codes say so. */
 START_TEST(error_strings)
 {
-#define CHECK_CODE(name, value, message)                       \
-    ck_assert_str_eq(cc_strerror(CC_##name), message);         \
+#define CHECK_CODE(name, value, message)                                       \
+    ck_assert_str_eq(cc_strerror(CC_##name), message);                         \
     ck_assert_str_eq(cc_error_name(CC_##name), "CC_" #name);
     CC_ERROR_MAP(CHECK_CODE)
 #undef CHECK_CODE

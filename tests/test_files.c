@@ -52,9 +52,11 @@ static void write_run(void)
     char message[CC_MESSAGE_SIZE];
     cc_raw_writer *writer;
     ck_assert_int_eq(cc_raw_writer_new(&writer, master, ROWS, COLS, PER_FILE,
-                                       message), CC_OK);
+                                       message),
+                     CC_OK);
     ck_assert_int_eq(cc_raw_writer_write(writer, frames, numbers, FRAMES,
-                                         message), CC_OK);
+                                         message),
+                     CC_OK);
     /* Nothing under its final name before finish. */
     ck_assert_int_ne(access(master, F_OK), 0);
     ck_assert_int_ne(access(path_in("run_d0_f0_3.raw"), F_OK), 0);
@@ -64,8 +66,8 @@ static void write_run(void)
 
 /* Reads the whole run of path, of frames of frame_pixels; returns the
  * frames read and the notices joined. */
-static size_t read_run_of(const char *path, size_t frame_pixels,
-                          uint16_t *out, uint64_t *out_numbers, char *notices,
+static size_t read_run_of(const char *path, size_t frame_pixels, uint16_t *out,
+                          uint64_t *out_numbers, char *notices,
                           size_t notices_size, cc_raw_stats *stats)
 {
     return test_read_raw_run(path, CC_RAW_CHIP_UNSAID, frame_pixels, out,
@@ -89,7 +91,8 @@ static void assert_run_reads_back(void)
     char notices[2048];
     cc_raw_stats stats;
     ck_assert_uint_eq(read_run(master, back, back_numbers, notices,
-                               sizeof notices, &stats), FRAMES);
+                               sizeof notices, &stats),
+                      FRAMES);
     ck_assert_mem_eq(back, frames, sizeof frames);
     ck_assert_mem_eq(back_numbers, numbers, sizeof numbers);
     ck_assert_str_eq(notices, "");
@@ -142,7 +145,8 @@ START_TEST(raw_damage_reported)
     ck_assert_int_eq(unlink(path_in("run_d0_f1_3.raw")), 0);
     size_t frame_bytes = CC_RAW_HEADER_SIZE + ROWS * COLS * 2;
     ck_assert_int_eq(truncate(path_in("run_d0_f2_3.raw"),
-                              (off_t)(frame_bytes + 100)), 0);
+                              (off_t)(frame_bytes + 100)),
+                     0);
     FILE *file = fopen(path_in("run_d0_f0_3.raw"), "r+b");
     ck_assert_ptr_nonnull(file);
     uint32_t packets = 0; /* 24 x 32 x 2 bytes fit one 6400-byte packet */
@@ -184,7 +188,8 @@ START_TEST(raw_missing_files_counted)
     static char notices[8192];
     cc_raw_stats stats;
     ck_assert_uint_eq(read_run(master, back, back_numbers, notices,
-                               sizeof notices, &stats), FRAMES);
+                               sizeof notices, &stats),
+                      FRAMES);
     ck_assert_mem_eq(back, frames, sizeof frames);
     ck_assert_uint_eq(stats.files_missing, 12);
     size_t named = 0;
@@ -205,15 +210,22 @@ START_TEST(raw_bad_masters)
         const char *from, *to, *says;
         int code;
     } cases[] = {
-        {"\"Frames in File\": 10\n", "\"Frames in File\": 10,\n", "not valid JSON", CC_EFORMAT},
+        {"\"Frames in File\": 10\n", "\"Frames in File\": 10,\n",
+         "not valid JSON", CC_EFORMAT},
         {"\"Moench\"", "\"Jungfrau\"", "not a MÖNCH run", CC_ENOTSUP},
-        {"\"Image Size in bytes\": 1536", "\"Image Size in bytes\": 1600", "take 1536", CC_EFORMAT},
-        {"\"Max Frames Per File\": 4,", "", "\"Max Frames Per File\"", CC_EFORMAT},
+        {"\"Image Size in bytes\": 1536", "\"Image Size in bytes\": 1600",
+         "take 1536", CC_EFORMAT},
+        {"\"Max Frames Per File\": 4,", "", "\"Max Frames Per File\"",
+         CC_EFORMAT},
         {"\"Version\": 7.2", "\"Version\": 6.1", "version 6.1", CC_ENOTSUP},
-        {"\"Geometry\": {\"x\": 1, \"y\": 1}", "\"Geometry\": {\"x\": 2, \"y\": 1}", "geometry", CC_ENOTSUP},
-        {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 2", "1 x 1 parts with 2 UDP interfaces", CC_ENOTSUP},
-        {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 3", "\"Number of UDP Interfaces\" must be", CC_EFORMAT},
-        {"\"Frames in File\": 10\n", "\"Frames in File\": 4000001\n", "over 1000001 files, more than this reader's 1000000", CC_EFORMAT},
+        {"\"Geometry\": {\"x\": 1, \"y\": 1}",
+         "\"Geometry\": {\"x\": 2, \"y\": 1}", "geometry", CC_ENOTSUP},
+        {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 2",
+         "1 x 1 parts with 2 UDP interfaces", CC_ENOTSUP},
+        {"\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 3",
+         "\"Number of UDP Interfaces\" must be", CC_EFORMAT},
+        {"\"Frames in File\": 10\n", "\"Frames in File\": 4000001\n",
+         "over 1000001 files, more than this reader's 1000000", CC_EFORMAT},
     };
     char original[600];
     snprintf(original, sizeof original, "%s.orig", master);
@@ -235,9 +247,11 @@ START_TEST(raw_bad_masters)
     char message[CC_MESSAGE_SIZE];
     cc_raw_reader *reader;
     ck_assert_int_eq(cc_raw_reader_open(&reader, path_in("run_d0_f0_3.raw"),
-                                        message), CC_EINVAL);
+                                        message),
+                     CC_EINVAL);
     ck_assert_int_eq(cc_raw_reader_open(&reader, path_in("none_master_0.json"),
-                                        message), CC_EIO);
+                                        message),
+                     CC_EIO);
 }
 END_TEST
 
@@ -282,7 +296,8 @@ START_TEST(raw_master_json_is_strict)
         char message[CC_MESSAGE_SIZE] = "";
         ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
                                               CC_RAW_CHIP_UNSAID, &info,
-                                              message), CC_EFORMAT);
+                                              message),
+                         CC_EFORMAT);
         ck_assert_msg(strstr(message, master) && strstr(message, bad[i].says),
                       "case %zu: '%s' lacks the file or '%s'", i, message,
                       bad[i].says);
@@ -293,7 +308,8 @@ START_TEST(raw_master_json_is_strict)
     for (size_t cut = 0; cut < length - 1; cut += 7)
         ck_assert_int_eq(cc__raw_master_parse(text, cut, master,
                                               CC_RAW_CHIP_UNSAID, &info,
-                                              message), CC_EFORMAT);
+                                              message),
+                         CC_EFORMAT);
     int n = snprintf(variant, sizeof variant, "%s {}", text);
     ck_assert_int_eq(cc__raw_master_parse(variant, (size_t)n, master,
                                           CC_RAW_CHIP_UNSAID, &info, message),
@@ -310,7 +326,8 @@ START_TEST(raw_master_json_is_strict)
                                           CC_RAW_CHIP_UNSAID, &info, message),
                      CC_EFORMAT);
     ck_assert_int_eq(cc__raw_master_parse("[]", 2, master, CC_RAW_CHIP_UNSAID,
-                                          &info, message), CC_EFORMAT);
+                                          &info, message),
+                     CC_EFORMAT);
     ck_assert_ptr_nonnull(strstr(message, "not a JSON object"));
     /* Legal JSON the writer never writes. */
     n = snprintf(variant, sizeof variant,
@@ -337,12 +354,13 @@ static long file_size(const char *path)
  * from 1, of the server's fixed pattern (pixel = row / 8 + 1). */
 START_TEST(raw_real_receiver_run)
 {
-    const char *receiver_master =
-        TEST_DATA_DIR "/slsreceiver-9.2.0/moench_virtual_master_0.json";
+    const char *receiver_master = TEST_DATA_DIR
+        "/slsreceiver-9.2.0/moench_virtual_master_0.json";
     char message[CC_MESSAGE_SIZE];
     cc_raw_reader *reader;
-    ck_assert_msg(cc_raw_reader_open(&reader, receiver_master, message) == CC_OK, "%s",
-                  message);
+    ck_assert_msg(cc_raw_reader_open(&reader, receiver_master, message) ==
+                      CC_OK,
+                  "%s", message);
     cc_raw_info info;
     ck_assert_int_eq(cc_raw_reader_info(reader, &info), CC_OK);
     ck_assert_uint_eq(info.rows, 400);
@@ -354,7 +372,8 @@ START_TEST(raw_real_receiver_run)
     ck_assert_ptr_nonnull(pixels);
     uint64_t read_numbers[6];
     size_t n;
-    ck_assert_int_eq(cc_raw_reader_read(reader, pixels, read_numbers, 6, &n, message),
+    ck_assert_int_eq(cc_raw_reader_read(reader, pixels, read_numbers, 6, &n,
+                                        message),
                      CC_OK);
     ck_assert_uint_eq(n, 5);
     for (size_t k = 0; k < n; k++) {
@@ -363,7 +382,8 @@ START_TEST(raw_real_receiver_run)
             ck_assert_uint_eq(pixels[k * PIXELS + p], p / 400 / 8 + 1);
     }
     ck_assert_ptr_null(cc_raw_reader_notice(reader));
-    ck_assert_int_eq(cc_raw_reader_read(reader, pixels, read_numbers, 6, &n, message),
+    ck_assert_int_eq(cc_raw_reader_read(reader, pixels, read_numbers, 6, &n,
+                                        message),
                      CC_OK);
     ck_assert_uint_eq(n, 0);
     cc_raw_stats stats;
@@ -390,8 +410,9 @@ START_TEST(raw_two_interfaces)
     cc_raw_stats stats;
     const char *source = TEST_DATA_DIR "/slsreceiver-9.2.0-2udp";
     size_t n = read_run_of(TEST_DATA_DIR
-                        "/slsreceiver-9.2.0-2udp/moench_2udp_master_0.json",
-                        PIXELS, pixels, read_numbers, notices, sizeof notices, &stats);
+                           "/slsreceiver-9.2.0-2udp/moench_2udp_master_0.json",
+                           PIXELS, pixels, read_numbers, notices,
+                           sizeof notices, &stats);
     ck_assert_msg(n == 5 && notices[0] == '\0', "%zu frames; %s", n, notices);
     for (size_t k = 0; k < n; k++) {
         ck_assert_uint_eq(read_numbers[k], k + 1);
@@ -401,9 +422,11 @@ START_TEST(raw_two_interfaces)
     cc_raw_reader *reader;
     char message[CC_MESSAGE_SIZE];
     ck_assert_int_eq(cc_raw_reader_open(&reader,
-                                        TEST_DATA_DIR "/slsreceiver-9.2.0-2udp/"
-                                                      "moench_2udp_master_0.json",
-                                        message), CC_OK);
+                                        TEST_DATA_DIR
+                                        "/slsreceiver-9.2.0-2udp/"
+                                        "moench_2udp_master_0.json",
+                                        message),
+                     CC_OK);
     cc_raw_info info;
     cc_raw_reader_info(reader, &info);
     ck_assert_uint_eq(info.interfaces, 2);
@@ -416,15 +439,16 @@ START_TEST(raw_two_interfaces)
              directory);
     ck_assert_int_eq(system(command), 0);
     ck_assert_int_eq(truncate(path_in("moench_2udp_d1_f0_0.raw"),
-                              (off_t)(4 * HALF + 100)), 0);
+                              (off_t)(4 * HALF + 100)),
+                     0);
     FILE *file = fopen(path_in("moench_2udp_d1_f0_0.raw"), "r+b");
     ck_assert_ptr_nonnull(file);
     uint32_t packets = 20; /* of 25 */
     fseek(file, (long)HALF + 12, SEEK_SET);
     fwrite(&packets, sizeof packets, 1, file);
     fclose(file);
-    n = read_run_of(path_in("moench_2udp_master_0.json"), PIXELS, pixels, read_numbers,
-                 notices, sizeof notices, &stats);
+    n = read_run_of(path_in("moench_2udp_master_0.json"), PIXELS, pixels,
+                    read_numbers, notices, sizeof notices, &stats);
     ck_assert_uint_eq(n, 3); /* frames 1, 3 and 4 */
     ck_assert_uint_eq(read_numbers[1], 3);
     ck_assert_uint_eq(stats.files_truncated, 1);
@@ -433,12 +457,13 @@ START_TEST(raw_two_interfaces)
     ck_assert_uint_eq(stats.padded_by_interface[1], 1);
     ck_assert_msg(strstr(notices, "moench_2udp_d1_f0_0.raw is truncated") &&
                       strstr(notices, "the halves beyond the shorter") &&
-                      strstr(notices, "frame 2 in") && strstr(notices, "padded"),
+                      strstr(notices, "frame 2 in") &&
+                      strstr(notices, "padded"),
                   "notices were:\n%s", notices);
     /* Without d1, no frame has its bottom half. */
     ck_assert_int_eq(unlink(path_in("moench_2udp_d1_f0_0.raw")), 0);
-    n = read_run_of(path_in("moench_2udp_master_0.json"), PIXELS, pixels, read_numbers,
-                 notices, sizeof notices, &stats);
+    n = read_run_of(path_in("moench_2udp_master_0.json"), PIXELS, pixels,
+                    read_numbers, notices, sizeof notices, &stats);
     ck_assert_uint_eq(n, 0);
     ck_assert_uint_eq(stats.files_missing, 1);
     ck_assert_msg(strstr(notices, "d1_f0_0.raw is missing") &&
@@ -455,10 +480,12 @@ START_TEST(clust_fixture_round_trip)
     char message[CC_MESSAGE_SIZE];
     cc_clust_reader *reader;
     ck_assert_msg(cc_clust_reader_open(&reader, fixture, 3, 3, message) ==
-                      CC_OK, "%s", message);
+                      CC_OK,
+                  "%s", message);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    ck_assert_int_eq(cc_clust_reader_read(reader, 10, clusters, message), CC_OK);
+    ck_assert_int_eq(cc_clust_reader_read(reader, 10, clusters, message),
+                     CC_OK);
     ck_assert_uint_eq(cc_clusters_frame_count(clusters), 1);
     cc_frame_clusters frame;
     cc_clusters_frame(clusters, 0, &frame);
@@ -478,7 +505,8 @@ START_TEST(clust_fixture_round_trip)
     snprintf(command, sizeof command, "cmp -s '%s' '%s'", fixture, copy);
     ck_assert_msg(system(command) == 0, "%s differs from aare's file", copy);
     /* Read again: the end of the file gives no frames. */
-    ck_assert_int_eq(cc_clust_reader_read(reader, 10, clusters, message), CC_OK);
+    ck_assert_int_eq(cc_clust_reader_read(reader, 10, clusters, message),
+                     CC_OK);
     ck_assert_uint_eq(cc_clusters_frame_count(clusters), 0);
     cc_clust_reader_close(reader);
     /* Read as 9x9, the same bytes cannot be whole frames: refused. */
@@ -508,7 +536,8 @@ static cc_clusters *simulated_clusters(uint32_t size)
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
     ck_assert_int_eq(cc_finder_process(finder, frames, numbers, FRAMES,
-                                       clusters), CC_OK);
+                                       clusters),
+                     CC_OK);
     ck_assert_uint_gt(cc_clusters_total(clusters), 0);
     cc_simulator_destroy(simulator);
     cc_finder_destroy(finder);
@@ -531,7 +560,8 @@ static void assert_same_frames(const cc_clusters *a_list,
         ck_assert_uint_eq(b.size_x * b.size_y, cells);
         ck_assert_mem_eq(a.x, b.x, a.count * sizeof *a.x);
         ck_assert_mem_eq(a.y, b.y, a.count * sizeof *a.y);
-        ck_assert_mem_eq(a.values, b.values, a.count * cells * sizeof *a.values);
+        ck_assert_mem_eq(a.values, b.values,
+                         a.count * cells * sizeof *a.values);
     }
 }
 
@@ -559,7 +589,8 @@ START_TEST(clusters_appended_from_views)
     cc_clusters_frame(found, 0, &bad);
     bad.size_x = 5;
     ck_assert_int_eq(cc_clusters_append_frame(made, &bad, message), CC_EINVAL);
-    ck_assert_str_eq(message, "the frame's clusters are 5 x 3, the list's 3 x 3");
+    ck_assert_str_eq(message,
+                     "the frame's clusters are 5 x 3, the list's 3 x 3");
     bad.size_x = 4;
     ck_assert_int_eq(cc_clusters_append_frame(made, &bad, message), CC_EINVAL);
     ck_assert_str_eq(message, "cluster size 4 x 3 must be odd and 3..9 a side");
@@ -615,10 +646,12 @@ START_TEST(clust_round_trip_9x9)
     ck_assert_int_eq(cc_clust_writer_write(writer, clusters, message), CC_OK);
     cc_clust_writer_destroy(writer);
     char command[700];
-    snprintf(command, sizeof command, "test $(ls '%s' | wc -l) -eq 1", directory);
+    snprintf(command, sizeof command, "test $(ls '%s' | wc -l) -eq 1",
+             directory);
     ck_assert_msg(system(command) == 0, "a temporary file was left behind");
     ck_assert_int_eq(cc_clust_writer_new(&writer, "/nonexistent/x.clust",
-                                         message), CC_EIO);
+                                         message),
+                     CC_EIO);
     ck_assert_ptr_nonnull(strstr(message, "/nonexistent/x.clust"));
     cc_clusters_destroy(clusters);
     cc_clusters_destroy(back);
@@ -649,7 +682,8 @@ START_TEST(analog_image_file)
     ck_assert_int_eq(cc_finder_set_analog(finder, 1), CC_OK);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
-    ck_assert_int_eq(cc_finder_process(finder, frame, NULL, 1, clusters), CC_OK);
+    ck_assert_int_eq(cc_finder_process(finder, frame, NULL, 1, clusters),
+                     CC_OK);
     ck_assert_int_eq(cc_finder_write_analog(finder, "/nonexistent/a.npy",
                                             &summed, message),
                      CC_EIO);
@@ -691,14 +725,16 @@ START_TEST(spectrum_and_hitmap_files)
     for (int i = 0; i < 6; i++) {
         int32_t *values;
         ck_assert_int_eq(cc__clusters_push(clusters, 0, (uint16_t)i, 1,
-                                           &values), CC_OK);
+                                           &values),
+                         CC_OK);
         memset(values, 0, 9 * sizeof *values);
         values[4] = sums[i];
     }
     ck_assert_int_eq(cc_spectrum_add(spectrum, clusters), CC_OK);
     char message[CC_MESSAGE_SIZE];
     const char *csv = path_in("spectrum.csv");
-    ck_assert_int_eq(cc_spectrum_write_csv(spectrum, NULL, csv, message), CC_OK);
+    ck_assert_int_eq(cc_spectrum_write_csv(spectrum, NULL, csv, message),
+                     CC_OK);
     char text[512] = "";
     FILE *file = fopen(csv, "rb");
     ck_assert_ptr_nonnull(file);

@@ -54,8 +54,8 @@ START_TEST(units_and_hostile_maps_refused)
         bad[2 * 30 + 5] = hostile[i];
         ck_assert_int_eq(cc_finder_set_gain(finder, bad, CC_GAIN_RELATIVE),
                          CC_EINVAL);
-        ck_assert_msg(strstr(cc_finder_last_error(finder),
-                             "(row 2, col 5)") != NULL,
+        ck_assert_msg(strstr(cc_finder_last_error(finder), "(row 2, col 5)") !=
+                          NULL,
                       "%s", cc_finder_last_error(finder));
         free(bad);
     }
@@ -225,8 +225,8 @@ END_TEST
 #endif
 
 /* A flat finder (rms 1 everywhere) and a map of 1 but for pixel (x, y). */
-static void flat_with_gain(struct flat *flat, uint32_t x, uint32_t y,
-                           double g, cc_gain_unit unit, double others)
+static void flat_with_gain(struct flat *flat, uint32_t x, uint32_t y, double g,
+                           cc_gain_unit unit, double others)
 {
     flat_open(flat, 9, 9, 3, 3, CC_PRECISION_FLOAT, 1);
     double *map = filled(81, others);
@@ -415,17 +415,17 @@ static void physics_frames(cc_simulator *simulator, cc_finder *finder,
     uint16_t *frames = malloc((size_t)BATCH * SIDE * SIDE * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
     for (uint64_t k = first; k < first + n; k += BATCH) {
-        ck_assert_int_eq(
-            cc_simulator_frames(simulator, k, BATCH, frames, truth), CC_OK);
+        ck_assert_int_eq(cc_simulator_frames(simulator, k, BATCH, frames,
+                                             truth),
+                         CC_OK);
         uint64_t numbers[BATCH];
         for (int i = 0; i < BATCH; i++)
             numbers[i] = k + i;
-        ck_assert_int_eq(
-            cc_finder_process(finder, frames, numbers, BATCH, clusters),
-            CC_OK);
+        ck_assert_int_eq(cc_finder_process(finder, frames, numbers, BATCH,
+                                           clusters),
+                         CC_OK);
         if (score != NULL)
-            ck_assert_int_eq(cc_truth_score_add(score, clusters, truth),
-                             CC_OK);
+            ck_assert_int_eq(cc_truth_score_add(score, clusters, truth), CC_OK);
         if (calibration != NULL)
             ck_assert_int_eq(cc_gain_calibration_add(calibration, clusters),
                              CC_OK);
@@ -537,9 +537,9 @@ static cc_gain_calibration_result calibrate(cc_gain_events events,
     physics_frames(simulator, finder, 0, 64000, NULL, calibration);
     cc_gain_calibration_result result;
     ck_assert_msg(cc_gain_calibration_solve(calibration, prior,
-                                            CC_GAIN_RELATIVE,
-                                            CC_GAIN_RELATIVE, 0, map, quality,
-                                            &result, message) == CC_OK,
+                                            CC_GAIN_RELATIVE, CC_GAIN_RELATIVE,
+                                            0, map, quality, &result,
+                                            message) == CC_OK,
                   "%s", message);
     /* The running count is what the solve reports. */
     uint64_t entered, outside;
@@ -562,14 +562,13 @@ START_TEST(finder_keeps_the_flat_field_spectra)
     cc_finder *finder = physics_finder(simulator, NULL);
     cc_gain_calibration_config config;
     cc_gain_calibration_config_init(&config);
-    cc_gain_calibration *direct =
-        physics_spectra(&config, CC_GAIN_EVENTS_SINGLE);
-    cc_gain_calibration *taken =
-        physics_spectra(&config, CC_GAIN_EVENTS_SINGLE);
+    cc_gain_calibration *direct = physics_spectra(&config,
+                                                  CC_GAIN_EVENTS_SINGLE);
+    cc_gain_calibration *taken = physics_spectra(&config,
+                                                 CC_GAIN_EVENTS_SINGLE);
     char message[CC_MESSAGE_SIZE];
     cc_gain_calibration *other;
-    ck_assert_int_eq(cc_finder_take_gain_calibration(finder, taken),
-                     CC_ESTATE);
+    ck_assert_int_eq(cc_finder_take_gain_calibration(finder, taken), CC_ESTATE);
     ck_assert_int_eq(cc_finder_set_gain_calibration(finder, direct), CC_OK);
     physics_frames(simulator, finder, 0, 2000, NULL, direct);
     /* A setting that keeps the pedestal keeps the spectra too. */
@@ -624,8 +623,9 @@ START_TEST(flat_field_calibration_recovers_the_map)
     cc_gain_calibration_result r = calibrate(CC_GAIN_EVENTS_SINGLE, NULL,
                                              single, quality);
     double single_error = map_error(single, truth, quality);
-    ck_assert_msg(single_error <= 0.02, "single events: %.4f rms (%" PRIu64
-                  " photons, %" PRIu64 " pixels good)",
+    ck_assert_msg(single_error <= 0.02,
+                  "single events: %.4f rms (%" PRIu64 " photons, %" PRIu64
+                  " pixels good)",
                   single_error, r.photons, r.pixels_good);
     calibrate(CC_GAIN_EVENTS_SUM, NULL, sum1, quality);
     double sum_error = map_error(sum1, truth, quality);

@@ -63,7 +63,8 @@ START_TEST(default_run_matches_truth)
                              CC_OK);
     }
     for (uint64_t k = 0; k < DATA_FRAMES; k += BATCH) {
-        ck_assert_int_eq(cc_simulator_frames(simulator, k, BATCH, frames, truth),
+        ck_assert_int_eq(cc_simulator_frames(simulator, k, BATCH, frames,
+                                             truth),
                          CC_OK);
         uint64_t numbers[BATCH];
         for (int i = 0; i < BATCH; i++)
@@ -72,8 +73,8 @@ START_TEST(default_run_matches_truth)
             ck_assert_int_eq(cc_finder_process(runs[r].finder, frames, numbers,
                                                BATCH, runs[r].clusters),
                              CC_OK);
-            ck_assert_int_eq(cc_truth_score_add(runs[r].score,
-                                                runs[r].clusters, truth),
+            ck_assert_int_eq(cc_truth_score_add(runs[r].score, runs[r].clusters,
+                                                truth),
                              CC_OK);
         }
     }
@@ -95,8 +96,8 @@ START_TEST(default_run_matches_truth)
                       (unsigned long)score.isolated_photons);
         ck_assert_msg(score.false_rate <= 2e-6, "false rate %g",
                       score.false_rate);
-        ck_assert_msg(fabs(score.line0_ratio - 1) <= 0.01,
-                      "Ka ratio %.4f", score.line0_ratio);
+        ck_assert_msg(fabs(score.line0_ratio - 1) <= 0.01, "Ka ratio %.4f",
+                      score.line0_ratio);
         close_scored(&runs[r]);
     }
     cc_truth_destroy(truth);

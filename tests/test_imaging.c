@@ -15,8 +15,8 @@
 
 /* Exactly the quotient the definition gives: one double division of the
  * exact integer sums. */
-#define ck_assert_share(got, num, den) \
-    ck_assert_msg((got) == (double)(num) / (double)(den), \
+#define ck_assert_share(got, num, den)                                         \
+    ck_assert_msg((got) == (double)(num) / (double)(den),                      \
                   "%s is %.17g, not %lld/%lld", #got, (got), (long long)(num), \
                   (long long)(den))
 
@@ -54,7 +54,7 @@ START_TEST(eta2_window_and_ties)
 {
     static const int32_t v[2 * 9] = {
         40, 20, 0, 10, 100, 0, 0, 0, 0, /* the top-left window wins */
-        0, 0, 0, 0, 100, 0, 0, 0, 0,    /* four equal windows: top-left */
+        0,  0,  0, 0,  100, 0, 0, 0, 0, /* four equal windows: top-left */
     };
     cc_clusters *clusters = test_clusters(3, 3, 2, v, NULL);
     cc_eta_value eta[2];
@@ -67,7 +67,8 @@ START_TEST(eta2_window_and_ties)
     ck_assert_int_eq(eta[1].dy, -1);
     ck_assert_share(eta[1].x, 1, 1);
     /* The same tie through the energy: sum2x2 takes the same window. */
-    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM2X2, 3, 3, v), 40 + 20 + 10 + 100);
+    ck_assert_int_eq(cc_cluster_energy(CC_ENERGY_SUM2X2, 3, 3, v),
+                     40 + 20 + 10 + 100);
     cc_clusters_destroy(clusters);
 }
 END_TEST
@@ -78,11 +79,14 @@ END_TEST
 START_TEST(eta_uninterpolable)
 {
     static const int32_t v[3 * 9] = {
-        0, -200, 0, -300, 100, -300, 0, -200, 0, /* four windows of -400:
+        0,    -200, 0,    -300, 100,
+        -300, 0,    -200, 0, /* four windows of -400:
                                                     top-left, L + R = -200 */
-        0, 0, 0, 0, 100, -60, 0, 200, 300, /* bottom-right wins (540), but
+        0,    0,    0,    0,    100,
+        -60,  0,    200,  300, /* bottom-right wins (540), but
                                               R / (L + R) = -60 / 40 */
-        -50, -50, -50, 0, 100, 0, 0, 0, 0 /* eta3: the 3x3 sum is -50 */
+        -50,  -50,  -50,  0,    100,
+        0,    0,    0,    0 /* eta3: the 3x3 sum is -50 */
     };
     cc_clusters *clusters = test_clusters(3, 3, 3, v, NULL);
     cc_eta_value eta[3];
@@ -157,10 +161,11 @@ START_TEST(energy_window_edges)
     window.high = 841;
     ck_assert_int_eq(cc_energy_window_contains(&window, 3, 3, w), 1);
     char message[CC_MESSAGE_SIZE];
-    static const cc_energy_window bad[] = {
-        {CC_ENERGY_SUM, 700, 700}, {CC_ENERGY_SUM, 900, 700},
-        {CC_ENERGY_SUM, -INFINITY, 700}, {CC_ENERGY_SUM, 0, NAN},
-        {(cc_energy)5, 0, 1}};
+    static const cc_energy_window bad[] = {{CC_ENERGY_SUM, 700, 700},
+                                           {CC_ENERGY_SUM, 900, 700},
+                                           {CC_ENERGY_SUM, -INFINITY, 700},
+                                           {CC_ENERGY_SUM, 0, NAN},
+                                           {(cc_energy)5, 0, 1}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(cc_energy_window_check(&bad[i], message), CC_EINVAL);
         ck_assert_msg(strstr(message, "energy window") != NULL, "%s", message);
@@ -179,7 +184,8 @@ START_TEST(counting_image)
         0, 0, 0, 0, 950, 0, 0, 0, 0, /* 950: outside */
         0, 0, 0, 0, 700, 0, 0, 0, 0, /* 700: the low edge, inside */
     };
-    cc_clusters *clusters = test_clusters(3, 3, 3, v, NULL); /* all at (10, 20) */
+    cc_clusters *clusters = test_clusters(3, 3, 3, v,
+                                          NULL); /* all at (10, 20) */
     cc_hitmap *hitmap;
     ck_assert_int_eq(cc_hitmap_new(&hitmap, 30, 30), CC_OK);
     const cc_energy_window window = {CC_ENERGY_SUM, 700, 900};

@@ -58,9 +58,9 @@ START_TEST(calibration_bins)
     static const int32_t edge[9] = {0, 0, 0, 0, 0, 50, 0, 0, 50};
     const cc_energy_window window = {CC_ENERGY_SUM, 0, 1000};
     cc_eta_calibration *calibration = new_calibration(CC_ETA2, 4, &window);
-    cc_clusters *clusters = list_of(
-        5, (const int32_t *const[]){cluster_p, cluster_q, cluster_q, outside,
-                                    no_eta});
+    cc_clusters *clusters =
+        list_of(5, (const int32_t *const[]){cluster_p, cluster_q, cluster_q,
+                                            outside, no_eta});
     ck_assert_int_eq(cc_eta_calibration_add(calibration, clusters), CC_OK);
     const uint64_t *h = cc_eta_calibration_counts(calibration);
     ck_assert_uint_eq(h[1 * 4 + 1], 1); /* P: 0.25, 0.25 */
@@ -124,10 +124,10 @@ START_TEST(calibration_merge)
 {
     static const int32_t outside[9] = {0, 0, 0, 0, 2000, 0, 0, 0, 0};
     const cc_energy_window window = {CC_ENERGY_SUM, 0, 1000};
-    cc_clusters *first = list_of(
-        2, (const int32_t *const[]){cluster_p, outside});
-    cc_clusters *second = list_of(
-        2, (const int32_t *const[]){cluster_q, cluster_p});
+    cc_clusters *first = list_of(2,
+                                 (const int32_t *const[]){cluster_p, outside});
+    cc_clusters *second = list_of(2, (const int32_t *const[]){cluster_q,
+                                                              cluster_p});
     cc_eta_calibration *whole = new_calibration(CC_ETA2, 4, &window);
     cc_eta_calibration *part = new_calibration(CC_ETA2, 4, &window);
     cc_eta_calibration *into = new_calibration(CC_ETA2, 4, &window);
@@ -191,9 +191,9 @@ static cc_interpolator *new_interpolator(const cc_eta_calibration *calibration,
 START_TEST(positions_by_hand)
 {
     cc_eta_calibration *calibration = new_calibration(CC_ETA2, 2, NULL);
-    cc_clusters *flat = list_of(
-        4, (const int32_t *const[]){cluster_p, cluster_q, cluster_q,
-                                    cluster_q});
+    cc_clusters *flat = list_of(4,
+                                (const int32_t *const[]){cluster_p, cluster_q,
+                                                         cluster_q, cluster_q});
     ck_assert_int_eq(cc_eta_calibration_add(calibration, flat), CC_OK);
     cc_clusters_destroy(flat);
     const uint16_t xy[] = {10, 20, 10, 20, 10, 20, 10, 20};
@@ -203,8 +203,8 @@ START_TEST(positions_by_hand)
     for (int i = 0; i < 4; i++)
         memcpy(values + 9 * i, which[i], sizeof(int32_t) * 9);
     cc_clusters *clusters = test_clusters(3, 3, 4, values, xy);
-    cc_interpolator *interpolator =
-        new_interpolator(calibration, NULL, 30, 30, 4);
+    cc_interpolator *interpolator = new_interpolator(calibration, NULL, 30, 30,
+                                                     4);
     cc_eta_calibration_destroy(calibration); /* the map is the interpolator's */
     cc_frame_clusters frame;
     ck_assert_int_eq(cc_clusters_frame(clusters, 0, &frame), CC_OK);
@@ -240,10 +240,10 @@ START_TEST(positions_eta3_and_status)
     static const int32_t high[9] = {0, 0, 0, 0, 5000, 0, 0, 0, 0};
     const cc_energy_window window = {CC_ENERGY_SUM, -1000, 1000};
     cc_eta_calibration *calibration = new_calibration(CC_ETA3, 10, NULL);
-    cc_interpolator *interpolator =
-        new_interpolator(calibration, &window, 30, 30, 5);
-    cc_clusters *clusters =
-        list_of(3, (const int32_t *const[]){right, negative, high});
+    cc_interpolator *interpolator = new_interpolator(calibration, &window, 30,
+                                                     30, 5);
+    cc_clusters *clusters = list_of(3, (const int32_t *const[]){right, negative,
+                                                                high});
     cc_frame_clusters frame;
     ck_assert_int_eq(cc_clusters_frame(clusters, 0, &frame), CC_OK);
     cc_position at[3];
@@ -272,8 +272,8 @@ START_TEST(image_counts_every_photon)
     static const int32_t no_eta[9] = {0, 0, 0, 0, 0, 0, 0, 0, 50};
     const cc_energy_window window = {CC_ENERGY_SUM, 0, 1000};
     cc_eta_calibration *calibration = new_calibration(CC_ETA2, 20, NULL);
-    cc_interpolator *interpolator =
-        new_interpolator(calibration, &window, 30, 30, 4);
+    cc_interpolator *interpolator = new_interpolator(calibration, &window, 30,
+                                                     30, 4);
     cc_eta_calibration_destroy(calibration);
     int32_t values[5 * 9];
     const int32_t *const which[5] = {cluster_p, corner, outside, no_eta,
@@ -310,8 +310,7 @@ START_TEST(image_counts_every_photon)
     ck_assert_uint_eq(stats.photons + stats.outside + stats.clipped, 0);
     ck_assert_uint_eq(cc_interpolator_image(interpolator)[83 * 120 + 43], 0);
     double chi2;
-    ck_assert_int_eq(cc_interpolator_flatness(interpolator, &chi2),
-                     CC_ESTATE);
+    ck_assert_int_eq(cc_interpolator_flatness(interpolator, &chi2), CC_ESTATE);
     cc_interpolator_destroy(interpolator);
     cc_clusters_destroy(clusters);
 
@@ -333,8 +332,8 @@ END_TEST
 START_TEST(flatness_by_hand)
 {
     cc_eta_calibration *calibration = new_calibration(CC_ETA3, 10, NULL);
-    cc_interpolator *interpolator =
-        new_interpolator(calibration, NULL, 4, 4, 2);
+    cc_interpolator *interpolator = new_interpolator(calibration, NULL, 4, 4,
+                                                     2);
     cc_eta_calibration_destroy(calibration);
     /* Identity map: eta3 of these puts the photon in sub-pixel (0, 0),
      * (0, 1), (1, 0) and (1, 1) of pixel (1, 1). */
@@ -381,7 +380,8 @@ static void assert_refused(const unsigned char *data, size_t size,
     test_write_file(scratch.path, data, size);
     cc_eta_calibration *calibration = (cc_eta_calibration *)scratch.path;
     char message[CC_MESSAGE_SIZE];
-    ck_assert_int_eq(cc_eta_calibration_read(&calibration, scratch.path, message),
+    ck_assert_int_eq(cc_eta_calibration_read(&calibration, scratch.path,
+                                             message),
                      CC_EFORMAT);
     ck_assert_ptr_null(calibration);
     ck_assert_msg(strstr(message, why) != NULL, "'%s' does not say '%s'",
@@ -394,20 +394,22 @@ START_TEST(calibration_file)
 {
     const cc_energy_window window = {CC_ENERGY_SUM2X2, 100, 1000};
     cc_eta_calibration *saved = new_calibration(CC_ETA2, 3, &window);
-    cc_clusters *clusters = list_of(
-        3, (const int32_t *const[]){cluster_p, cluster_q, cluster_r});
+    cc_clusters *clusters =
+        list_of(3, (const int32_t *const[]){cluster_p, cluster_q, cluster_r});
     ck_assert_int_eq(cc_eta_calibration_add(saved, clusters), CC_OK);
     cc_clusters_destroy(clusters);
     char message[CC_MESSAGE_SIZE];
-    ck_assert_int_eq(cc_eta_calibration_save(saved, scratch.path, message), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_save(saved, scratch.path, message),
+                     CC_OK);
     cc_eta_calibration *read;
-    ck_assert_int_eq(cc_eta_calibration_read(&read, scratch.path, message), CC_OK);
+    ck_assert_int_eq(cc_eta_calibration_read(&read, scratch.path, message),
+                     CC_OK);
     cc_eta_calibration_info a, b;
     cc_eta_calibration_info_get(saved, &a);
     cc_eta_calibration_info_get(read, &b);
-    ck_assert(a.function == b.function && a.bins == b.bins &&
-              a.low == b.low && a.high == b.high &&
-              a.windowed == b.windowed && a.window.energy == b.window.energy &&
+    ck_assert(a.function == b.function && a.bins == b.bins && a.low == b.low &&
+              a.high == b.high && a.windowed == b.windowed &&
+              a.window.energy == b.window.energy &&
               a.window.low == b.window.low && a.window.high == b.window.high &&
               a.photons == b.photons && a.outside == b.outside &&
               a.uninterpolable == b.uninterpolable);
@@ -437,9 +439,9 @@ START_TEST(calibration_file)
         size_t offset;
         uint32_t value;
         const char *why;
-    } fields[] = {{8, 2, "version 2"},    {12, 7, "function 7"},
-                  {16, 0, "bins 0"},      {16, 5000, "bins 5000"},
-                  {20, 2, "windowed 2"},  {24, 9, "energy 9"}};
+    } fields[] = {{8, 2, "version 2"},   {12, 7, "function 7"},
+                  {16, 0, "bins 0"},     {16, 5000, "bins 5000"},
+                  {20, 2, "windowed 2"}, {24, 9, "energy 9"}};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         uint32_t kept;
         memcpy(&kept, data + fields[i].offset, 4);
@@ -459,7 +461,8 @@ START_TEST(calibration_file)
     assert_refused(data, size, "not a clustercore eta calibration");
     free(data);
     unlink(scratch.path);
-    ck_assert_int_eq(cc_eta_calibration_read(&read, scratch.path, message), CC_EIO);
+    ck_assert_int_eq(cc_eta_calibration_read(&read, scratch.path, message),
+                     CC_EIO);
 }
 END_TEST
 
@@ -527,8 +530,8 @@ START_TEST(positions_against_truth)
     cc_truth *truth;
     ck_assert_int_eq(cc_truth_new(&truth), CC_OK);
     cc_clusters *run = simulated_clusters(12, 800, size, truth);
-    cc_interpolator *mapped = new_interpolator(calibration, &window, SIDE,
-                                               SIDE, 5);
+    cc_interpolator *mapped = new_interpolator(calibration, &window, SIDE, SIDE,
+                                               5);
     cc_interpolator *unmapped = new_interpolator(raw, &window, SIDE, SIDE, 5);
     cc_truth_score *score;
     ck_assert_int_eq(cc_truth_score_new(&score, SIDE, SIDE, 100), CC_OK);
@@ -546,9 +549,8 @@ START_TEST(positions_against_truth)
     printf("  %s %ux%u: %llu photons scored, rms error %.4f px (centre "
            "%.4f), folded chi2/dof %.2f (raw eta %.2f), %llu imaged, %llu "
            "uninterpolable\n",
-           names[function], size, size,
-           (unsigned long long)result.positioned, result.position_rms,
-           result.centre_rms, flatness, raw_flatness,
+           names[function], size, size, (unsigned long long)result.positioned,
+           result.position_rms, result.centre_rms, flatness, raw_flatness,
            (unsigned long long)stats.photons,
            (unsigned long long)stats.uninterpolable);
     ck_assert_uint_gt(result.positioned, 5000);
@@ -579,12 +581,12 @@ START_TEST(finder_images_while_finding)
     ck_assert_int_eq(cc_eta_calibration_add(calibration, flat), CC_OK);
     cc_interpolator *map = new_interpolator(calibration, &window, SIDE, SIDE,
                                             4);
-    cc_interpolator *want = new_interpolator(calibration, &window, SIDE,
-                                             SIDE, 4);
+    cc_interpolator *want = new_interpolator(calibration, &window, SIDE, SIDE,
+                                             4);
     cc_interpolator *got = new_interpolator(calibration, &window, SIDE, SIDE,
                                             4);
-    cc_interpolator *other = new_interpolator(calibration, &window, SIDE,
-                                              SIDE, 5);
+    cc_interpolator *other = new_interpolator(calibration, &window, SIDE, SIDE,
+                                              5);
     cc_eta_calibration_destroy(calibration);
     cc_clusters_destroy(flat);
 
@@ -613,8 +615,8 @@ START_TEST(finder_images_while_finding)
     uint32_t done = 0;
     for (size_t b = 0; done < 200; b++) {
         uint32_t n = batches[b % 5] < 200 - done ? batches[b % 5] : 200 - done;
-        ck_assert_int_eq(cc_finder_process(finder, frames + done * pixels,
-                                           NULL, n, clusters),
+        ck_assert_int_eq(cc_finder_process(finder, frames + done * pixels, NULL,
+                                           n, clusters),
                          CC_OK);
         ck_assert_int_eq(cc_interpolator_add(want, clusters), CC_OK);
         done += n;

@@ -24,8 +24,8 @@ static uint16_t *simulated_run(uint64_t seed)
 {
     cc_simulator_config model = test_simulator_config(ROWS, COLS, seed, 25);
     cc_simulator *simulator = test_simulator(&model);
-    uint16_t *frames = test_simulated_run(simulator, (size_t)ROWS * COLS,
-                                          DARK, DARK, DATA);
+    uint16_t *frames = test_simulated_run(simulator, (size_t)ROWS * COLS, DARK,
+                                          DARK, DATA);
     cc_simulator_destroy(simulator);
     return frames;
 }
@@ -252,14 +252,14 @@ START_TEST(user_mask_life_cycle)
     ck_assert_uint_eq(masked_count(finder), 1);
     cc_config config;
     cc_finder_get_config(finder, &config);
-    config.nsigma = 4;                          /* keeps the pedestal */
+    config.nsigma = 4; /* keeps the pedestal */
     ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
     ck_assert_uint_eq(masked_count(finder), 1);
-    config.precision = CC_PRECISION_DOUBLE;     /* resets the pedestal */
+    config.precision = CC_PRECISION_DOUBLE; /* resets the pedestal */
     ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
     ck_assert_int_eq(cc_finder_get_mask(finder, mask), CC_OK);
     ck_assert_mem_eq(mask, ((uint8_t[4]){0, 1, 0, 0}), 4);
-    config.cols = 2;                            /* another frame: no mask */
+    config.cols = 2; /* another frame: no mask */
     ck_assert_int_eq(cc_finder_set_config(finder, &config), CC_OK);
     ck_assert_uint_eq(masked_count(finder), 0);
     ck_assert_int_eq(cc_finder_set_mask(finder, (const uint8_t[2]){1, 1}),
@@ -300,7 +300,7 @@ START_TEST(mask_in_pedestal_files)
     cc_finder *saver = finder_with_rms(a, 40, (const uint8_t[4]){1, 0, 0, 0});
     ck_assert_uint_eq(masked_count(saver), 1); /* median 3: rms 100 kept */
     ck_assert_int_eq(cc_finder_set_mask(saver, (const uint8_t[4]){0, 0, 1, 0}),
-                     CC_OK);                   /* median 2: rms 100 masked */
+                     CC_OK); /* median 2: rms 100 masked */
     ck_assert_uint_eq(masked_count(saver), 2);
     ck_assert_int_eq(cc_finder_save_pedestal(saver, scratch.path), CC_OK);
     cc_finder_destroy(saver);
@@ -380,7 +380,8 @@ START_TEST(mask_from_npy)
     cc_finder *finder = test_finder(&config);
     const uint8_t values[6] = {1, 0, 0, 1, 0, 0};
     const uint64_t shape[2] = {2, 3};
-    ck_assert_int_eq(cc__npy_write(scratch.path, "'|u1'", 2, shape, values, 6, NULL),
+    ck_assert_int_eq(cc__npy_write(scratch.path, "'|u1'", 2, shape, values, 6,
+                                   NULL),
                      CC_OK);
     ck_assert_int_eq(cc_finder_load_mask(finder, scratch.path), CC_OK);
     uint8_t mask[6];
@@ -400,8 +401,8 @@ START_TEST(mask_from_npy)
     write_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (3, 2), }",
               last, 6);
     assert_npy_refused(finder, CC_EMISMATCH, "(2, 3) is needed");
-    write_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (6,), }",
-              last, 6);
+    write_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (6,), }", last,
+              6);
     assert_npy_refused(finder, CC_EMISMATCH, "not 2-D");
     write_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }",
               last, 5);

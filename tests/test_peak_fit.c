@@ -139,8 +139,7 @@ START_TEST(fit_matches_the_simulated_line)
     cc_clusters *clusters;
     cc_spectrum *spectrum;
     ck_assert_int_eq(cc_truth_new(&truth), CC_OK);
-    ck_assert_int_eq(cc_truth_score_new(&score, SIDE, SIDE, model.gain),
-                     CC_OK);
+    ck_assert_int_eq(cc_truth_score_new(&score, SIDE, SIDE, model.gain), CC_OK);
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
     ck_assert_int_eq(cc_spectrum_new(&spectrum, CC_ENERGY_SUM, 400, 0, 2000),
                      CC_OK);

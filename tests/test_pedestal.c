@@ -25,9 +25,10 @@ static cc_finder *new_finder(uint32_t rows, uint32_t cols, uint32_t window,
  * integer sums. */
 START_TEST(training_sums_are_exact)
 {
-    static const uint16_t frames[4][4] = {
-        {0, 16383, 5, 100}, {0, 16383, 6, 101}, {1, 16383, 7, 101},
-        {1, 16383, 9, 101}};
+    static const uint16_t frames[4][4] = {{0, 16383, 5, 100},
+                                          {0, 16383, 6, 101},
+                                          {1, 16383, 7, 101},
+                                          {1, 16383, 9, 101}};
     static const uint16_t x0[4] = {1, 16383, 7, 101};
     static const float s[4] = {-2, 0, -1, -1}, s2[4] = {2, 0, 9, 1};
     struct cc__pedestal pedestal;
@@ -48,37 +49,37 @@ START_TEST(training_sums_are_exact)
 END_TEST
 
 /* An independent implementation of docs/spec.md §2 in one precision. */
-#define DEFINE_REFERENCE(real)                                               \
-    static void reference_##real(const uint16_t *frames, size_t pixels,     \
-                                 uint32_t window, uint32_t steps,           \
-                                 double *mean, double *rms)                 \
-    {                                                                       \
-        for (size_t p = 0; p < pixels; p++) {                               \
-            int64_t sum = 0, sum_sq = 0;                                    \
-            for (uint32_t k = 0; k < window; k++) {                         \
-                int64_t x = frames[k * pixels + p];                         \
-                sum += x;                                                   \
-                sum_sq += x * x;                                            \
-            }                                                               \
-            int64_t x0 = (2 * sum + window) / (2 * (int64_t)window);        \
-            real s = (real)(sum - (int64_t)window * x0);                    \
-            real s2 = (real)(sum_sq - 2 * x0 * sum +                        \
-                             (int64_t)window * x0 * x0);                    \
-            real n = (real)window;                                          \
-            for (uint32_t k = window; k < window + steps; k++) {            \
-                real y = (real)((int64_t)frames[k * pixels + p] - x0);      \
-                real r = s / n;                                             \
-                real s2_mean = s2 / n;                                      \
-                s = s + (y - r);                                            \
-                s2 = s2 + (y * y - s2_mean);                                \
-            }                                                               \
-            real r = s / n;                                                 \
-            real var = s2 / n - r * r;                                      \
-            if (var < 0)                                                    \
-                var = 0;                                                    \
-            mean[p] = (double)x0 + (double)r;                               \
-            rms[p] = (double)(real)sqrt((double)var);                       \
-        }                                                                   \
+#define DEFINE_REFERENCE(real)                                                 \
+    static void reference_##real(const uint16_t *frames, size_t pixels,        \
+                                 uint32_t window, uint32_t steps,              \
+                                 double *mean, double *rms)                    \
+    {                                                                          \
+        for (size_t p = 0; p < pixels; p++) {                                  \
+            int64_t sum = 0, sum_sq = 0;                                       \
+            for (uint32_t k = 0; k < window; k++) {                            \
+                int64_t x = frames[k * pixels + p];                            \
+                sum += x;                                                      \
+                sum_sq += x * x;                                               \
+            }                                                                  \
+            int64_t x0 = (2 * sum + window) / (2 * (int64_t)window);           \
+            real s = (real)(sum - (int64_t)window * x0);                       \
+            real s2 = (real)(sum_sq - 2 * x0 * sum +                           \
+                             (int64_t)window * x0 * x0);                       \
+            real n = (real)window;                                             \
+            for (uint32_t k = window; k < window + steps; k++) {               \
+                real y = (real)((int64_t)frames[k * pixels + p] - x0);         \
+                real r = s / n;                                                \
+                real s2_mean = s2 / n;                                         \
+                s = s + (y - r);                                               \
+                s2 = s2 + (y * y - s2_mean);                                   \
+            }                                                                  \
+            real r = s / n;                                                    \
+            real var = s2 / n - r * r;                                         \
+            if (var < 0)                                                       \
+                var = 0;                                                       \
+            mean[p] = (double)x0 + (double)r;                                  \
+            rms[p] = (double)(real)sqrt((double)var);                          \
+        }                                                                      \
     }
 DEFINE_REFERENCE(float)
 DEFINE_REFERENCE(double)
@@ -104,8 +105,8 @@ START_TEST(ema_matches_reference)
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
     ck_assert_int_eq(cc_finder_train(finder, frames, WINDOW), CC_OK);
     for (int k = WINDOW; k < WINDOW + STEPS; k++) {
-        ck_assert_int_eq(cc_finder_process(finder, frames + k * pixels, NULL,
-                                           1, clusters),
+        ck_assert_int_eq(cc_finder_process(finder, frames + k * pixels, NULL, 1,
+                                           clusters),
                          CC_OK);
         ck_assert_uint_eq(cc_clusters_total(clusters), 0);
     }
@@ -142,8 +143,8 @@ static int noise_estimates_hold(const double *rms, size_t pixels)
 
 static cc_simulator *quiet_model(void)
 {
-    cc_simulator_config model =
-        test_simulator_config(QUIET_SIDE, QUIET_SIDE, 7, 0);
+    cc_simulator_config model = test_simulator_config(QUIET_SIDE, QUIET_SIDE, 7,
+                                                      0);
     model.pedestal = 16000;
     model.pedestal_spread = 50;
     model.noise_min = model.noise_max = 3;
@@ -152,8 +153,7 @@ static cc_simulator *quiet_model(void)
 
 /* The textbook estimator that docs/spec.md warns about: running means of x and x^2
  * in float, var = E[x^2] - E[x]^2. Fills rms after the same frames. */
-static void naive_float_noise(cc_simulator *model,
-                              double *rms)
+static void naive_float_noise(cc_simulator *model, double *rms)
 {
     size_t pixels = QUIET_SIDE * QUIET_SIDE;
     float *mean = calloc(pixels, sizeof *mean);
@@ -193,8 +193,8 @@ START_TEST(centred_float_survives_high_pedestal)
     uint16_t *frame = malloc(pixels * sizeof *frame);
     double *rms = malloc(pixels * sizeof *rms);
     ck_assert(frame && rms);
-    cc_finder *finder =
-        new_finder(QUIET_SIDE, QUIET_SIDE, QUIET_WINDOW, CC_PRECISION_FLOAT);
+    cc_finder *finder = new_finder(QUIET_SIDE, QUIET_SIDE, QUIET_WINDOW,
+                                   CC_PRECISION_FLOAT);
     cc_clusters *clusters;
     ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
     uint64_t k = 0;
@@ -229,7 +229,8 @@ END_TEST
 START_TEST(finish_training_early)
 {
     cc_finder *finder = new_finder(2, 2, 100, CC_PRECISION_FLOAT);
-    uint16_t frames[3][4] = {{10, 20, 30, 40}, {12, 20, 30, 40},
+    uint16_t frames[3][4] = {{10, 20, 30, 40},
+                             {12, 20, 30, 40},
                              {14, 20, 30, 43}};
     ck_assert_int_eq(cc_finder_train(finder, frames[0], 1), CC_OK);
     ck_assert_int_eq(cc_finder_finish_training(finder), CC_ESTATE);
@@ -401,7 +402,8 @@ START_TEST(pedestal_frames_train_then_update)
     uint16_t frames[FRAMES][PIXELS];
     for (int k = 0; k < FRAMES; k++)
         for (int p = 0; p < PIXELS; p++)
-            frames[k][p] = (uint16_t)(500 + (k * 7 + p * 3) % 11 + 40 * (k == 5));
+            frames[k][p] = (uint16_t)(500 + (k * 7 + p * 3) % 11 +
+                                      40 * (k == 5));
     const uint16_t *list[FRAMES];
     for (int k = 0; k < FRAMES; k++)
         list[k] = frames[k];
@@ -423,10 +425,12 @@ START_TEST(pedestal_frames_train_then_update)
                              CC_OK);
         } else if (way == 1) { /* from a list, a frame at a time */
             for (int k = 0; k < FRAMES; k++)
-                ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list + k, 1),
+                ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list + k,
+                                                             1),
                                  CC_OK);
         } else { /* a list in two batches across the window */
-            ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list, 3), CC_OK);
+            ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list, 3),
+                             CC_OK);
             ck_assert_int_eq(cc_finder_add_pedestal_list(finder, list + 3, 4),
                              CC_OK);
         }

@@ -126,8 +126,7 @@ END_TEST
 
 /* Loads a damaged file into a ready finder: the load fails with want and
  * the finder then gives the same output as an untouched twin. */
-static void assert_load_fails(const unsigned char *data, size_t size,
-                              int want)
+static void assert_load_fails(const unsigned char *data, size_t size, int want)
 {
     cc_finder *victim = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);
     cc_finder *twin = new_finder(CC_PRECISION_FLOAT, ROWS, 0x3FFF);

@@ -62,7 +62,8 @@ static void write_run(cc_raw_layout layout)
                                            PER_FILE, layout, message) == CC_OK,
                   "%s", message);
     ck_assert_int_eq(cc_raw_writer_write(writer, frames, numbers, FRAMES,
-                                         message), CC_OK);
+                                         message),
+                     CC_OK);
     ck_assert_int_eq(cc_raw_writer_finish(writer, message), CC_OK);
     cc_raw_writer_destroy(writer);
 }
@@ -76,9 +77,9 @@ static cc_raw_chip chip_of(cc_raw_layout layout)
 
 /* Reads the run at master with chip: the frames, into back, and the
  * notices joined. */
-static size_t read_run(cc_raw_chip chip, uint64_t *out_numbers,
-                       char *notices, size_t notices_size,
-                       cc_raw_stats *stats, cc_raw_info *info)
+static size_t read_run(cc_raw_chip chip, uint64_t *out_numbers, char *notices,
+                       size_t notices_size, cc_raw_stats *stats,
+                       cc_raw_info *info)
 {
     return test_read_raw_run(master, chip, PIXELS, back, out_numbers, notices,
                              notices_size, stats, info);
@@ -113,7 +114,8 @@ START_TEST(layouts_round_trip)
     cc_raw_stats stats;
     cc_raw_info info;
     ck_assert_uint_eq(read_run(chip_of(layout), back_numbers, notices,
-                               sizeof notices, &stats, &info), FRAMES);
+                               sizeof notices, &stats, &info),
+                      FRAMES);
     ck_assert_mem_eq(back, frames, sizeof *frames * FRAMES * PIXELS);
     ck_assert_mem_eq(back_numbers, numbers, sizeof numbers);
     ck_assert_str_eq(notices, "");
@@ -201,7 +203,8 @@ START_TEST(layouts_names)
     cc_raw_writer *writer;
     ck_assert_int_eq(cc_raw_writer_new_layout(&writer, master, 200, 400, 10,
                                               CC_RAW_LAYOUT_CTB_MOENCH04,
-                                              message), CC_EINVAL);
+                                              message),
+                     CC_EINVAL);
     ck_assert_ptr_nonnull(strstr(message, "400 x 400"));
     ck_assert_int_eq(cc_raw_writer_new_layout(&writer, master, 400, 400, 10,
                                               (cc_raw_layout)9, message),
@@ -225,21 +228,46 @@ START_TEST(layouts_unknown_refused)
         const char *from, *to, *says;
         int code;
     } cases[] = {
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_UNSAID, "", "", "does not say which chip", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_MOENCH04, "", "", "chip test board runs only", CC_EINVAL},
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"Digital Flag\": 0", "\"Digital Flag\": 1", "digital samples", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_CTB_MOENCH04, CC_RAW_CHIP_MOENCH04, "\"Transceiver Flag\": 0", "\"Transceiver Flag\": 1", "transceiver samples", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"Analog Flag\": 1", "\"Analog Flag\": 0", "no analog samples", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"Analog Flag\": 1,", "", "does not say that it holds analog", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID, "\"Analog Flag\": 1", "\"Analog Flag\": 0", "no analog samples", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID, "\"Analog Samples\": 5000", "\"Analog Samples\": 2500", "5000 samples of 32 ADCs", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID, "\"ADC Mask\": \"0xffffffff\"", "\"ADC Mask\": \"0xffff\"", "\"ADC Mask\" is 0xffff;", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"ADC Mask\": \"0xffffffff\"", "\"ADC Mask\": 65535", "\"ADC Mask\" is 0xffff;", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"ADC Mask\": \"0xffffffff\"", "\"ADC Mask\": \"ffffffffff\"", "must be 32 bits", CC_EFORMAT},
-        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID, "\"Ten Giga\": 1,", "", "no \"Ten Giga\"", CC_EFORMAT},
-        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID, "\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 2", "2 UDP interfaces in the ADC order of moench03-old", CC_ENOTSUP},
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"Image Size in bytes\": 320000", "\"Image Size in bytes\": 360000", "take 320000", CC_EFORMAT},
-        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"ChipTestBoard\"", "\"Xilinx_ChipTestBoard\"", "knows \"Moench\" and \"ChipTestBoard\"", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_UNSAID, "", "",
+         "does not say which chip", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_MOENCH04, "", "",
+         "chip test board runs only", CC_EINVAL},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03,
+         "\"Digital Flag\": 0", "\"Digital Flag\": 1", "digital samples",
+         CC_ENOTSUP},
+        {CC_RAW_LAYOUT_CTB_MOENCH04, CC_RAW_CHIP_MOENCH04,
+         "\"Transceiver Flag\": 0", "\"Transceiver Flag\": 1",
+         "transceiver samples", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"Analog Flag\": 1",
+         "\"Analog Flag\": 0", "no analog samples", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03,
+         "\"Analog Flag\": 1,", "", "does not say that it holds analog",
+         CC_ENOTSUP},
+        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID, "\"Analog Flag\": 1",
+         "\"Analog Flag\": 0", "no analog samples", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID,
+         "\"Analog Samples\": 5000", "\"Analog Samples\": 2500",
+         "5000 samples of 32 ADCs", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID,
+         "\"ADC Mask\": \"0xffffffff\"", "\"ADC Mask\": \"0xffff\"",
+         "\"ADC Mask\" is 0xffff;", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03,
+         "\"ADC Mask\": \"0xffffffff\"", "\"ADC Mask\": 65535",
+         "\"ADC Mask\" is 0xffff;", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03,
+         "\"ADC Mask\": \"0xffffffff\"", "\"ADC Mask\": \"ffffffffff\"",
+         "must be 32 bits", CC_EFORMAT},
+        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID, "\"Ten Giga\": 1,", "",
+         "no \"Ten Giga\"", CC_EFORMAT},
+        {CC_RAW_LAYOUT_MOENCH03_OLD, CC_RAW_CHIP_UNSAID,
+         "\"Number of UDP Interfaces\": 1", "\"Number of UDP Interfaces\": 2",
+         "2 UDP interfaces in the ADC order of moench03-old", CC_ENOTSUP},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03,
+         "\"Image Size in bytes\": 320000", "\"Image Size in bytes\": 360000",
+         "take 320000", CC_EFORMAT},
+        {CC_RAW_LAYOUT_CTB_MOENCH03, CC_RAW_CHIP_MOENCH03, "\"ChipTestBoard\"",
+         "\"Xilinx_ChipTestBoard\"", "knows \"Moench\" and \"ChipTestBoard\"",
+         CC_ENOTSUP},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         write_run(cases[i].layout);
@@ -258,7 +286,8 @@ START_TEST(layouts_unknown_refused)
     char message[CC_MESSAGE_SIZE];
     cc_raw_reader *reader;
     ck_assert_int_eq(cc_raw_reader_open_chip(&reader, master, (cc_raw_chip)3,
-                                             message), CC_EINVAL);
+                                             message),
+                     CC_EINVAL);
 }
 END_TEST
 
@@ -280,7 +309,8 @@ START_TEST(layouts_older_keys)
             edit_master("\"Image Size in bytes\"", "\"Image Size\"");
         }
         ck_assert_uint_eq(read_run(CC_RAW_CHIP_UNSAID, back_numbers, notices,
-                                   sizeof notices, &stats, &info), FRAMES);
+                                   sizeof notices, &stats, &info),
+                          FRAMES);
         ck_assert_int_eq(info.layout, CC_RAW_LAYOUT_MOENCH03_OLD);
         ck_assert_mem_eq(back, frames, sizeof *frames * FRAMES * PIXELS);
     }
@@ -292,12 +322,14 @@ START_TEST(layouts_older_keys)
      * writer's 40 say each frame is padded. */
     edit_master("\"Ten Giga\": 1", "\"Ten Giga\": 0");
     ck_assert_uint_eq(read_run(CC_RAW_CHIP_MOENCH04, back_numbers, notices,
-                               sizeof notices, &stats, &info), 0);
+                               sizeof notices, &stats, &info),
+                      0);
     ck_assert_uint_eq(info.packets_per_frame, 239);
     ck_assert_uint_eq(stats.frames_padded, FRAMES);
     edit_master("\"Ten Giga\": 0", "\"Ten Giga\": 1");
     ck_assert_uint_eq(read_run(CC_RAW_CHIP_MOENCH04, back_numbers, notices,
-                               sizeof notices, &stats, &info), FRAMES);
+                               sizeof notices, &stats, &info),
+                      FRAMES);
     ck_assert_int_eq(info.layout, CC_RAW_LAYOUT_CTB_MOENCH04);
     ck_assert_mem_eq(back, frames, sizeof *frames * FRAMES * PIXELS);
 }
@@ -311,7 +343,8 @@ START_TEST(layouts_damage)
     size_t frame_bytes = CC_RAW_HEADER_SIZE + PIXELS * 2;
     /* File 1 (frames 2, 3) cut inside frame 3; frame 0 short a packet. */
     ck_assert_int_eq(truncate(path_in("run_d0_f1_0.raw"),
-                              (off_t)(frame_bytes + 1000)), 0);
+                              (off_t)(frame_bytes + 1000)),
+                     0);
     FILE *file = fopen(path_in("run_d0_f0_0.raw"), "r+b");
     ck_assert_ptr_nonnull(file);
     uint32_t packets = 39;

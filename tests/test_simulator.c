@@ -89,7 +89,8 @@ START_TEST(poisson_draws_are_poisson)
         double mean = means[m], sum = 0, sum_sq = 0;
         unsigned zeros = 0;
         for (uint64_t i = 0; i < DRAWS; i++) {
-            double k = (double)cc__random_poisson(cc__random_key(9, 0, i), mean);
+            double k = (double)cc__random_poisson(cc__random_key(9, 0, i),
+                                                  mean);
             sum += k;
             sum_sq += k * k;
             zeros += k == 0;
@@ -99,7 +100,8 @@ START_TEST(poisson_draws_are_poisson)
         /* Five standard errors: the mean's is sqrt(mean / DRAWS); the
          * variance's about mean * sqrt(2 / DRAWS). */
         ck_assert_double_le(fabs(sample_mean - mean), 5 * sqrt(mean / DRAWS));
-        ck_assert_double_le(fabs(variance - mean), 5 * mean * sqrt(2.0 / DRAWS));
+        ck_assert_double_le(fabs(variance - mean),
+                            5 * mean * sqrt(2.0 / DRAWS));
         if (m == 0) {
             double expected = DRAWS * exp(-mean);
             ck_assert_double_le(fabs(zeros - expected), 5 * sqrt(expected));
@@ -132,7 +134,8 @@ START_TEST(dark_frames_follow_the_maps)
         }
         double mean = sum / FRAMES;
         double rms = sqrt(sum_sq / FRAMES - mean * mean);
-        ck_assert_double_le(fabs(mean - pedestal[p]), 5 * noise[p] / sqrt(FRAMES) + 0.5);
+        ck_assert_double_le(fabs(mean - pedestal[p]),
+                            5 * noise[p] / sqrt(FRAMES) + 0.5);
         ck_assert(noise[p] >= config.noise_min && noise[p] <= config.noise_max);
         ratio_sum += rms / noise[p];
         level_sum += pedestal[p];
@@ -218,7 +221,8 @@ START_TEST(lines_and_positions)
         for (uint32_t j = 0; j < t.count; j++) {
             const cc_photon *p = &t.photons[j];
             ck_assert_uint_lt(p->line, 2);
-            ck_assert_double_eq(p->energy_kev, config.lines[p->line].energy_kev);
+            ck_assert_double_eq(p->energy_kev,
+                                config.lines[p->line].energy_kev);
             ck_assert(p->x >= 0 && p->x < SIDE && p->y >= 0 && p->y < SIDE);
             counts[p->line]++;
             left += p->x < SIDE / 2;
@@ -342,8 +346,8 @@ static double kept_fraction(const cc_simulator_config *masked, open_rule *open)
     flat.pattern = CC_PATTERN_NONE;
     cc_simulator *with_mask = test_simulator(masked);
     cc_simulator *without = test_simulator(&flat);
-    uint16_t *frames =
-        malloc(FRAMES * (size_t)masked->rows * masked->cols * sizeof *frames);
+    uint16_t *frames = malloc(FRAMES * (size_t)masked->rows * masked->cols *
+                              sizeof *frames);
     cc_truth *kept, *all;
     ck_assert_ptr_nonnull(frames);
     ck_assert_int_eq(cc_truth_new(&kept), CC_OK);
@@ -450,8 +454,8 @@ START_TEST(absorbed_photons_leave_no_charge)
 END_TEST
 
 /* The sample rms of pixel p over n_frames frames. */
-static double pixel_rms(const uint16_t *frames, size_t n_frames,
-                        size_t pixels, size_t p)
+static double pixel_rms(const uint16_t *frames, size_t n_frames, size_t pixels,
+                        size_t p)
 {
     double sum = 0, sum_sq = 0;
     for (size_t k = 0; k < n_frames; k++) {
@@ -619,10 +623,11 @@ START_TEST(bad_models_refused)
     cc_simulator_config good = test_simulator_config(SIDE, SIDE, 1, 10);
     cc_simulator_config bad[BAD];
     const char *named[BAD] = {
-        "frame size", "noise", "flux", "n_lines", "gain", "cloud_sigma",
-        "spot", "pattern_period", "pattern_period", "pattern_period",
-        "pattern_spokes", "pattern_spokes", "dead_pixels", "hot_noise",
-        "hot_noise", "pattern", "spot_x"};
+        "frame size",     "noise",          "flux",           "n_lines",
+        "gain",           "cloud_sigma",    "spot",           "pattern_period",
+        "pattern_period", "pattern_period", "pattern_spokes", "pattern_spokes",
+        "dead_pixels",    "hot_noise",      "hot_noise",      "pattern",
+        "spot_x"};
     for (int i = 0; i < BAD; i++)
         bad[i] = good;
     bad[0].rows = 0;

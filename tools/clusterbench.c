@@ -24,51 +24,52 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: clusterbench [options]   (LIST: comma-separated values)\n"
-            "  --backends LIST   cpu, cuda (default cpu)\n"
-            "  --sizes LIST      cluster sizes, e.g. 3,9 or 3x5 (default 3,9)\n"
-            "  --threads LIST    CPU threads, 0 = one per CPU (default 1,0)\n"
-            "  --side-by-side LIST  CPU: that many finders of one thread\n"
-            "                    each, on all the frames at once, nothing\n"
-            "                    shared: the machine's own ceiling for as\n"
-            "                    many threads; 0 = one per CPU (default none)\n"
-            "  --streams LIST    CUDA streams (default 2)\n"
-            "  --batches LIST    frames per process call (default 16)\n"
-            "  --inputs LIST     pinned, pageable, registered, list: the memory\n"
-            "                    the frames are in (default pageable); list:\n"
-            "                    each frame in its own page-locked buffer,\n"
-            "                    given by cc_finder_process_list\n"
-            "  --rows N --cols N frame size (default 400 x 400)\n"
-            "  --frames N        distinct frames to cycle through (default 256)\n"
-            "  --photons N       mean photons per frame (default 2330)\n"
-            "  --seconds S       length of one timed run (default 1)\n"
-            "  --repeats N       timed runs per figure, median reported (default 5)\n"
-            "  --precision float|double (default float)\n"
-            "  --image           the finder also images what it finds: Cu Ka\n"
-            "                    window of sum2x2, eta2, 5 x 5 sub-pixels; each\n"
-            "                    timed run ends by taking the image\n"
-            "  --flat-field      the finder also enters what it finds into a\n"
-            "                    flat field's per-pixel spectra: single\n"
-            "                    events, 40 bins on [500, 1100) ADU; each\n"
-            "                    timed run ends by taking them\n"
-            "  --accumulators    also time what a plugin does with the\n"
-            "                    clusters: cc_spectrum_add (sum, 400 bins on\n"
-            "                    [0, 2000)) and cc_hitmap_add, per frame\n"
-            "  --copies LIST     how CUDA issues copies of several buffers (a\n"
-            "                    list's frames in, a chunk's clusters out):\n"
-            "                    each (a cudaMemcpyAsync each), batched (one\n"
-            "                    cudaMemcpyBatchAsync), default (the backend's\n"
-            "                    choice, the default)\n"
-            "  --cuda-shape STEPS,ROWS,COLS,THREADS[,CHUNK]\n"
-            "                    CUDA frames a decide launch, tile, threads a\n"
-            "                    block and frames a chunk (0: the backend's\n"
-            "                    choice, the default)\n"
-            "  --common-mode MODE  none, supercolumn, row or half: the\n"
-            "                    finder corrects it, and the frames carry\n"
-            "                    30 ADU rms of it (default none)\n"
-            "  --gain-spread X   the frames' pixels have gains of X rms, and\n"
-            "                    the finder their map (default 0: none)\n");
+    fprintf(
+        out,
+        "usage: clusterbench [options]   (LIST: comma-separated values)\n"
+        "  --backends LIST   cpu, cuda (default cpu)\n"
+        "  --sizes LIST      cluster sizes, e.g. 3,9 or 3x5 (default 3,9)\n"
+        "  --threads LIST    CPU threads, 0 = one per CPU (default 1,0)\n"
+        "  --side-by-side LIST  CPU: that many finders of one thread\n"
+        "                    each, on all the frames at once, nothing\n"
+        "                    shared: the machine's own ceiling for as\n"
+        "                    many threads; 0 = one per CPU (default none)\n"
+        "  --streams LIST    CUDA streams (default 2)\n"
+        "  --batches LIST    frames per process call (default 16)\n"
+        "  --inputs LIST     pinned, pageable, registered, list: the memory\n"
+        "                    the frames are in (default pageable); list:\n"
+        "                    each frame in its own page-locked buffer,\n"
+        "                    given by cc_finder_process_list\n"
+        "  --rows N --cols N frame size (default 400 x 400)\n"
+        "  --frames N        distinct frames to cycle through (default 256)\n"
+        "  --photons N       mean photons per frame (default 2330)\n"
+        "  --seconds S       length of one timed run (default 1)\n"
+        "  --repeats N       timed runs per figure, median reported (default 5)\n"
+        "  --precision float|double (default float)\n"
+        "  --image           the finder also images what it finds: Cu Ka\n"
+        "                    window of sum2x2, eta2, 5 x 5 sub-pixels; each\n"
+        "                    timed run ends by taking the image\n"
+        "  --flat-field      the finder also enters what it finds into a\n"
+        "                    flat field's per-pixel spectra: single\n"
+        "                    events, 40 bins on [500, 1100) ADU; each\n"
+        "                    timed run ends by taking them\n"
+        "  --accumulators    also time what a plugin does with the\n"
+        "                    clusters: cc_spectrum_add (sum, 400 bins on\n"
+        "                    [0, 2000)) and cc_hitmap_add, per frame\n"
+        "  --copies LIST     how CUDA issues copies of several buffers (a\n"
+        "                    list's frames in, a chunk's clusters out):\n"
+        "                    each (a cudaMemcpyAsync each), batched (one\n"
+        "                    cudaMemcpyBatchAsync), default (the backend's\n"
+        "                    choice, the default)\n"
+        "  --cuda-shape STEPS,ROWS,COLS,THREADS[,CHUNK]\n"
+        "                    CUDA frames a decide launch, tile, threads a\n"
+        "                    block and frames a chunk (0: the backend's\n"
+        "                    choice, the default)\n"
+        "  --common-mode MODE  none, supercolumn, row or half: the\n"
+        "                    finder corrects it, and the frames carry\n"
+        "                    30 ADU rms of it (default none)\n"
+        "  --gain-spread X   the frames' pixels have gains of X rms, and\n"
+        "                    the finder their map (default 0: none)\n");
 }
 
 static int parse_size(const char *text, uint32_t *nx, uint32_t *ny)
@@ -200,8 +201,8 @@ static int parse_options(int argc, char **argv, struct options *options)
         case 'F': options->flat_field = true; break;
         case 'C': {
             char message[CC_MESSAGE_SIZE];
-            if (cc_common_mode_parse(optarg, &options->common_mode,
-                                     message) != CC_OK) {
+            if (cc_common_mode_parse(optarg, &options->common_mode, message) !=
+                CC_OK) {
                 fprintf(stderr, "clusterbench: --common-mode: %s\n", message);
                 return -1;
             }
@@ -210,10 +211,11 @@ static int parse_options(int argc, char **argv, struct options *options)
         case 'K': {
             char *end;
             options->gain_spread = strtod(optarg, &end);
-            if (*end != '\0' || !(options->gain_spread >= 0 &&
-                                   options->gain_spread <= 0.2)) {
-                fprintf(stderr, "clusterbench: --gain-spread %s: a spread in "
-                                "[0, 0.2]\n",
+            if (*end != '\0' ||
+                !(options->gain_spread >= 0 && options->gain_spread <= 0.2)) {
+                fprintf(stderr,
+                        "clusterbench: --gain-spread %s: a spread in "
+                        "[0, 0.2]\n",
                         optarg);
                 return -1;
             }
@@ -239,8 +241,8 @@ static int make_workload(const struct options *options, struct workload *work)
     size_t pixels = (size_t)options->rows * options->cols;
     work->dark_frames = 100;
     work->dark = malloc(pixels * work->dark_frames * sizeof(uint16_t));
-    work->frames[INPUT_PAGEABLE] =
-        malloc(pixels * options->frames * sizeof(uint16_t));
+    work->frames[INPUT_PAGEABLE] = malloc(pixels * options->frames *
+                                          sizeof(uint16_t));
     if (work->dark == NULL || work->frames[INPUT_PAGEABLE] == NULL) {
         fprintf(stderr, "clusterbench: out of memory for the frames\n");
         return -1;
@@ -253,8 +255,8 @@ static int make_workload(const struct options *options, struct workload *work)
     model.flux = options->photons;
     model.threads = 0; /* frames are independent: use every CPU */
     model.common_mode = options->common_mode;
-    model.common_mode_rms =
-        options->common_mode != CC_COMMON_MODE_NONE ? 30 : 0;
+    model.common_mode_rms = options->common_mode != CC_COMMON_MODE_NONE ? 30
+                                                                        : 0;
     model.gain_spread = options->gain_spread;
     char message[CC_MESSAGE_SIZE];
     cc_simulator *simulator;
@@ -292,11 +294,20 @@ static size_t cluster_bytes(double per_frame, uint32_t nx, uint32_t ny)
 
 int main(int argc, char **argv)
 {
-    struct options options = {
-        .rows = 400, .cols = 400, .frames = 256, .photons = 2330,
-        .repeats = 5, .seconds = 1.0, .precision = CC_PRECISION_FLOAT,
-        .sizes = "3,9", .threads = "1,0", .streams = "2", .batches = "16",
-        .backends = "cpu", .inputs = "pageable", .copies = "default"};
+    struct options options = {.rows = 400,
+                              .cols = 400,
+                              .frames = 256,
+                              .photons = 2330,
+                              .repeats = 5,
+                              .seconds = 1.0,
+                              .precision = CC_PRECISION_FLOAT,
+                              .sizes = "3,9",
+                              .threads = "1,0",
+                              .streams = "2",
+                              .batches = "16",
+                              .backends = "cpu",
+                              .inputs = "pageable",
+                              .copies = "default"};
     if (parse_options(argc, argv, &options) != 0)
         return EXIT_FAILURE;
     struct workload work = {0};
@@ -348,8 +359,8 @@ int main(int argc, char **argv)
                                       frame_bytes, 0, "copy ceiling");
         /* Every combination, the copies varying fastest. */
         int n_parallel = cuda ? n_streams : n_threads + n_side;
-        int combinations =
-            n_sizes * n_inputs * n_parallel * n_batches * n_copies;
+        int combinations = n_sizes * n_inputs * n_parallel * n_batches *
+                           n_copies;
         for (int n = 0; n < combinations; n++) {
             int c = n % n_copies, b = n / n_copies % n_batches;
             int p = n / n_copies / n_batches % n_parallel;
@@ -359,8 +370,9 @@ int main(int argc, char **argv)
             bool alone = !cuda && p >= n_threads;
             struct run run = {
                 .backend = cuda ? CC_BACKEND_CUDA : CC_BACKEND_CPU,
-                .threads = cuda || alone ? 1
-                                         : (uint32_t)strtoul(threads[p], NULL, 10),
+                .threads = cuda || alone
+                               ? 1
+                               : (uint32_t)strtoul(threads[p], NULL, 10),
                 .streams = cuda ? (uint32_t)strtoul(streams[p], NULL, 10) : 2,
                 .batch = (uint32_t)strtoul(batches[b], NULL, 10),
                 .input = INPUT_PAGEABLE};
@@ -377,8 +389,8 @@ int main(int argc, char **argv)
             }
             double per_frame = 0;
             if (alone) {
-                unsigned finders =
-                    (unsigned)strtoul(side[p - n_threads], NULL, 10);
+                unsigned finders = (unsigned)strtoul(side[p - n_threads], NULL,
+                                                     10);
                 if (finders == 0)
                     finders = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
                 if (bench_side_by_side(&options, &work, &run, finders) < 0)
@@ -396,9 +408,9 @@ int main(int argc, char **argv)
                 size_t out = cluster_bytes(per_frame, run.nx, run.ny);
                 measure_ceiling(&options, &work, largest_batch, 0, out,
                                 "copy ceiling, back");
-                both_ways[s] =
-                    measure_ceiling(&options, &work, largest_batch,
-                                    frame_bytes, out, "copy ceiling, both ways");
+                both_ways[s] = measure_ceiling(&options, &work, largest_batch,
+                                               frame_bytes, out,
+                                               "copy ceiling, both ways");
             }
         }
     }
@@ -418,8 +430,8 @@ int main(int argc, char **argv)
             printf("\n%s: best CUDA / copy ceiling = %.2f", sizes[s],
                    best_cuda[s] / ceiling);
         if (best_cuda[s] > 0 && both_ways[s] > 0)
-            printf("\n%s: best CUDA / copy ceiling both ways = %.2f",
-                   sizes[s], best_cuda[s] / both_ways[s]);
+            printf("\n%s: best CUDA / copy ceiling both ways = %.2f", sizes[s],
+                   best_cuda[s] / both_ways[s]);
         if (best_cuda[s] > 0 && best_cpu[s] > 0)
             printf("\n%s: best CUDA / best CPU = %.1f", sizes[s],
                    best_cuda[s] / best_cpu[s]);

@@ -16,7 +16,13 @@
 #include "clustercore.h"
 #include "finder/finder.h" /* cc__finder_tune_cuda, for --cuda-shape */
 
-enum input { INPUT_PINNED, INPUT_PAGEABLE, INPUT_REGISTERED, INPUT_LIST, INPUTS };
+enum input {
+    INPUT_PINNED,
+    INPUT_PAGEABLE,
+    INPUT_REGISTERED,
+    INPUT_LIST,
+    INPUTS
+};
 extern const char *const input_names[INPUTS];
 
 struct options {
@@ -29,13 +35,13 @@ struct options {
     char sizes[64], threads[64], streams[64], batches[64];
     char side_by_side[64]; /* CPU: finders of one thread run at once */
     char backends[64], inputs[64];
-    char copies[64]; /* how the CUDA backend issues copies */
+    char copies[64];              /* how the CUDA backend issues copies */
     struct cc__cuda_tuning shape; /* zeros: the backend's own choice */
-    bool accumulators; /* also time the spectrum and the hit map */
-    bool image;        /* the finder images as it finds (--image) */
-    bool flat_field;   /* ... and keeps a flat field's spectra */
-    cc_common_mode common_mode; /* --common-mode; none by default */
-    double gain_spread; /* --gain-spread; 0: no gain map */
+    bool accumulators;            /* also time the spectrum and the hit map */
+    bool image;                   /* the finder images as it finds (--image) */
+    bool flat_field;              /* ... and keeps a flat field's spectra */
+    cc_common_mode common_mode;   /* --common-mode; none by default */
+    double gain_spread;           /* --gain-spread; 0: no gain map */
 };
 
 /* Frames in the kinds of memory a caller may hand over. */
@@ -77,9 +83,8 @@ double bench_one(const struct options *options, struct workload *work,
  * started together: what n CPUs do with nothing shared between them, the
  * machine's own ceiling for n threads. Prints a table row and returns
  * the median of the summed frames per second (negative on failure). */
-double bench_side_by_side(const struct options *options,
-                          struct workload *work, const struct run *run,
-                          unsigned n);
+double bench_side_by_side(const struct options *options, struct workload *work,
+                          const struct run *run, unsigned n);
 /* With CUDA: the copy ceiling of the largest batch, from pinned frames:
  * in_bytes a frame to the GPU and out_bytes back, at once (either may be
  * 0); a table row named what. */

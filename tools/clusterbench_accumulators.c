@@ -113,8 +113,8 @@ int bench_accumulators(const struct options *options, struct workload *work,
             time_accumulator(options, add_to_hitmap, hitmap, clusters),
             time_accumulator(options, add_to_image, interpolator, clusters)};
         for (int a = 0; a < 3; a++)
-            printf("| %s | %ux%u | %.1f | %.0f | %.2f | %.2f |\n", names[a],
-                   nx, ny, per_frame, rates[a], 1e6 / rates[a],
+            printf("| %s | %ux%u | %.1f | %.0f | %.2f | %.2f |\n", names[a], nx,
+                   ny, per_frame, rates[a], 1e6 / rates[a],
                    1e9 / rates[a] / per_frame);
     }
     cc_hitmap_destroy(hitmap);

@@ -105,11 +105,12 @@ static int process_batch(cc_finder *finder, const struct workload *work,
 {
     size_t first = (size_t)b * run->batch;
     if (run->input == INPUT_LIST)
-        return cc_finder_process_list(
-            finder, (const uint16_t *const *)work->list + first, NULL,
-            run->batch, clusters);
-    return cc_finder_process(finder, frames + first * pixels, NULL,
-                             run->batch, clusters);
+        return cc_finder_process_list(finder,
+                                      (const uint16_t *const *)work->list +
+                                          first,
+                                      NULL, run->batch, clusters);
+    return cc_finder_process(finder, frames + first * pixels, NULL, run->batch,
+                             clusters);
 }
 
 /* --flat-field's spectra of the frame, around the simulated Cu Ka line;
@@ -175,9 +176,8 @@ static int open_bench_finder(const struct options *options,
         close_bench_finder(bench);
         return -1;
     }
-    if (work->gain != NULL &&
-        cc_finder_set_gain(bench->finder, work->gain, CC_GAIN_RELATIVE) !=
-            CC_OK) {
+    if (work->gain != NULL && cc_finder_set_gain(bench->finder, work->gain,
+                                                 CC_GAIN_RELATIVE) != CC_OK) {
         fprintf(stderr, "clusterbench: %s\n",
                 cc_finder_last_error(bench->finder));
         close_bench_finder(bench);
@@ -228,9 +228,9 @@ static int64_t timed_passes(const struct options *options,
 
 /* What a configuration's timed runs measured. */
 struct measured {
-    const double *rates;   /* frames/s of each run, sorted */
-    double per_frame;      /* clusters a frame */
-    double cpu_per_frame;  /* seconds of CPU, all threads */
+    const double *rates;  /* frames/s of each run, sorted */
+    double per_frame;     /* clusters a frame */
+    double cpu_per_frame; /* seconds of CPU, all threads */
     long faults;
 };
 
@@ -247,12 +247,12 @@ static void print_row(const struct options *options, const struct run *run,
     double median = m->rates[options->repeats / 2];
     printf("| %s | %s | %ux%u | %s | %s | %u | %.0f | %.0f | %.0f | %.2f | "
            "%.2f | %.1f | %ld |\n",
-           run->backend == CC_BACKEND_CUDA ? "cuda" : "cpu",
-           input, run->nx, run->ny,
+           run->backend == CC_BACKEND_CUDA ? "cuda" : "cpu", input, run->nx,
+           run->ny,
            options->precision == CC_PRECISION_DOUBLE ? "double" : "float",
            parallel, run->batch, median, m->rates[0],
-           m->rates[options->repeats - 1], 1e6 / median,
-           1e6 * m->cpu_per_frame, m->per_frame, m->faults);
+           m->rates[options->repeats - 1], 1e6 / median, 1e6 * m->cpu_per_frame,
+           m->per_frame, m->faults);
     fflush(stdout);
 }
 
@@ -296,8 +296,7 @@ double bench_one(const struct options *options, struct workload *work,
         if ((image != NULL &&
              cc_finder_take_image(bench.finder, image) != CC_OK) ||
             (spectra != NULL &&
-             cc_finder_take_gain_calibration(bench.finder, spectra) !=
-                 CC_OK)) {
+             cc_finder_take_gain_calibration(bench.finder, spectra) != CC_OK)) {
             fprintf(stderr, "clusterbench: %s\n",
                     cc_finder_last_error(bench.finder));
             return -1;
@@ -305,11 +304,12 @@ double bench_one(const struct options *options, struct workload *work,
         rates[r] = (double)done / (now() - start);
         frames_done += (uint64_t)done;
     }
-    struct measured measured = {
-        .rates = rates,
-        .per_frame = (double)clusters_found / (double)frames_done,
-        .cpu_per_frame = (cpu_seconds() - cpu) / (double)frames_done,
-        .faults = minor_faults() - faults};
+    struct measured measured = {.rates = rates,
+                                .per_frame = (double)clusters_found /
+                                             (double)frames_done,
+                                .cpu_per_frame = (cpu_seconds() - cpu) /
+                                                 (double)frames_done,
+                                .faults = minor_faults() - faults};
     qsort(rates, options->repeats, sizeof *rates, compare_doubles);
     double median = rates[options->repeats / 2];
     *per_frame = measured.per_frame;
@@ -350,9 +350,8 @@ static void *run_alone(void *context)
     alone->seconds = now() - start;
     return NULL;
 }
-double bench_side_by_side(const struct options *options,
-                          struct workload *work, const struct run *run,
-                          unsigned n)
+double bench_side_by_side(const struct options *options, struct workload *work,
+                          const struct run *run, unsigned n)
 {
     struct alone *alones = calloc(n, sizeof *alones);
     pthread_t *threads = calloc(n, sizeof *threads);
@@ -365,8 +364,10 @@ double bench_side_by_side(const struct options *options,
                  : -1;
     bool barrier = rc == 0;
     while (rc == 0 && opened < n) {
-        alones[opened] = (struct alone){.options = options, .work = work,
-                                        .run = run, .start = &start};
+        alones[opened] = (struct alone){.options = options,
+                                        .work = work,
+                                        .run = run,
+                                        .start = &start};
         rc = open_bench_finder(options, work, run, &alones[opened].bench);
         opened += rc == 0;
     }
@@ -375,8 +376,8 @@ double bench_side_by_side(const struct options *options,
     double cpu = cpu_seconds();
     for (uint32_t r = 0; rc == 0 && r < options->repeats; r++) {
         unsigned started = 0;
-        while (started < n && pthread_create(&threads[started], NULL,
-                                             run_alone, &alones[started]) == 0)
+        while (started < n && pthread_create(&threads[started], NULL, run_alone,
+                                             &alones[started]) == 0)
             started++;
         if (started < n) {
             fprintf(stderr, "clusterbench: could not start %u threads\n", n);
@@ -391,10 +392,10 @@ double bench_side_by_side(const struct options *options,
             frames_done += (uint64_t)alones[i].done;
         }
     }
-    struct measured measured = {
-        .rates = rates,
-        .cpu_per_frame = (cpu_seconds() - cpu) / (double)frames_done,
-        .faults = minor_faults() - faults};
+    struct measured measured = {.rates = rates,
+                                .cpu_per_frame = (cpu_seconds() - cpu) /
+                                                 (double)frames_done,
+                                .faults = minor_faults() - faults};
     double median = -1;
     if (rc == 0) {
         for (unsigned i = 0; i < n; i++)

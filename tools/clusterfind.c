@@ -18,7 +18,8 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
+    fprintf(
+        out,
         "usage: clusterfind --pedestal DARK_master_0.json --data RUN_master_0.json\n"
         "                   [--output OUT.clust] [--spectrum OUT.csv] [--hitmap OUT.npy]\n"
         "                   [options]\n"
@@ -164,8 +165,7 @@ static bool parse_window(const char *text, double *low, double *high)
     if (colon == NULL)
         return false;
     *colon = '\0';
-    return parse_real(copy, low) && parse_real(colon + 1, high) &&
-           *low < *high;
+    return parse_real(copy, low) && parse_real(colon + 1, high) && *low < *high;
 }
 
 /* Looks word up in a list of names; returns its index or -1. */
@@ -213,8 +213,7 @@ static int apply(struct options *o, const char *name, const char *value)
         if ((index = choose(value, chips, 2)) < 0)
             return bad_option(name, value, "moench03 or moench04");
         o->chip = (cc_raw_chip)(CC_RAW_CHIP_MOENCH03 + index);
-    }
-    else if (strcmp(name, "cluster-size") == 0) {
+    } else if (strcmp(name, "cluster-size") == 0) {
         if (!parse_cluster_size(value, &o->size_x, &o->size_y))
             return bad_option(name, value, "give N or NxM");
     } else if (strcmp(name, "nsigma") == 0) {
@@ -277,8 +276,7 @@ static int apply(struct options *o, const char *name, const char *value)
                strcmp(name, "dead-pixels") == 0) {
         if (!parse_unsigned(value, 0, 400 * 400, &number))
             return bad_option(name, value, "0..160000 pixels");
-        *(name[0] == 'h' ? &o->hot_pixels : &o->dead_pixels) =
-            (uint32_t)number;
+        *(name[0] == 'h' ? &o->hot_pixels : &o->dead_pixels) = (uint32_t)number;
     } else if (strcmp(name, "common-mode") == 0) {
         if (cc_common_mode_parse(value, &o->common_mode, NULL) != CC_OK)
             return bad_option(name, value, "none, supercolumn, row or half");
@@ -288,8 +286,7 @@ static int apply(struct options *o, const char *name, const char *value)
         if (sscanf(value, "%15[a-z]:%n", mode, &used) != 1 || used == 0 ||
             cc_common_mode_parse(mode, &o->sim_common_mode, NULL) != CC_OK ||
             !parse_real(value + used, &o->sim_common_mode_rms) ||
-            !(o->sim_common_mode_rms >= 0) ||
-            !isfinite(o->sim_common_mode_rms))
+            !(o->sim_common_mode_rms >= 0) || !isfinite(o->sim_common_mode_rms))
             return bad_option(name, value,
                               "MODE:RMS, MODE none, supercolumn, row or "
                               "half, RMS >= 0 ADU");
@@ -443,22 +440,35 @@ static void in_cluster_units(struct options *o)
         o->min = 0;
         o->max = 20;
     }
-    double *energies[] = {&o->min,        &o->max,        &o->peak_low,
-                          &o->peak_high,  &o->window_low, &o->window_high};
+    double *energies[] = {&o->min,       &o->max,        &o->peak_low,
+                          &o->peak_high, &o->window_low, &o->window_high};
     for (int i = 0; i < 6; i++)
         *energies[i] *= o->energy_scale;
 }
 
 int main(int argc, char **argv)
 {
-    struct options options = {
-        .size_x = 3, .size_y = 3, .nsigma = 5, .pedestal_frames = 1000,
-        .energy = CC_ENERGY_SUM, .bins = 400, .min = 0, .max = 2000,
-        .backend = CC_BACKEND_AUTO, .precision = CC_PRECISION_FLOAT,
-        .threads = 0, .adc_mask = 0x3FFF, .simulate = 0, .seed = 1,
-        .eta = CC_ETA2, .eta_bins = 100, .subpixels = 5, .flux = -1,
-        .pattern = CC_PATTERN_NONE, .pattern_period = 1,
-        .gain_min_photons = GAIN_MIN_PHOTONS};
+    struct options options = {.size_x = 3,
+                              .size_y = 3,
+                              .nsigma = 5,
+                              .pedestal_frames = 1000,
+                              .energy = CC_ENERGY_SUM,
+                              .bins = 400,
+                              .min = 0,
+                              .max = 2000,
+                              .backend = CC_BACKEND_AUTO,
+                              .precision = CC_PRECISION_FLOAT,
+                              .threads = 0,
+                              .adc_mask = 0x3FFF,
+                              .simulate = 0,
+                              .seed = 1,
+                              .eta = CC_ETA2,
+                              .eta_bins = 100,
+                              .subpixels = 5,
+                              .flux = -1,
+                              .pattern = CC_PATTERN_NONE,
+                              .pattern_period = 1,
+                              .gain_min_photons = GAIN_MIN_PHOTONS};
     static const struct option long_options[] = {
         {"pedestal", required_argument, NULL, 0},
         {"data", required_argument, NULL, 0},
@@ -532,8 +542,10 @@ int main(int argc, char **argv)
             return status;
     }
     if (optind < argc) {
-        fprintf(stderr, "clusterfind: unexpected argument '%s' (see "
-                        "clusterfind --help)\n", argv[optind]);
+        fprintf(stderr,
+                "clusterfind: unexpected argument '%s' (see "
+                "clusterfind --help)\n",
+                argv[optind]);
         return EXIT_USAGE;
     }
     int status = check(&options);

@@ -39,8 +39,8 @@ int gain_open(struct gain_job *gain, const struct options *options,
     return 0;
 }
 
-int gain_write(struct gain_job *gain, cc_finder *finder,
-               const char **written, int *n_written, char *message)
+int gain_write(struct gain_job *gain, cc_finder *finder, const char **written,
+               int *n_written, char *message)
 {
     const struct options *o = gain->options;
     if (gain->calibration == NULL)
@@ -58,8 +58,8 @@ int gain_write(struct gain_job *gain, cc_finder *finder,
     cc_gain_unit prior_unit = CC_GAIN_RELATIVE;
     bool with_prior = rc == CC_OK &&
                       cc_finder_get_gain(finder, prior, &prior_unit) == CC_OK;
-    cc_gain_unit unit =
-        o->gain_line_energy > 0 ? CC_GAIN_ADU_PER_KEV : CC_GAIN_RELATIVE;
+    cc_gain_unit unit = o->gain_line_energy > 0 ? CC_GAIN_ADU_PER_KEV
+                                                : CC_GAIN_RELATIVE;
     if (rc == CC_OK)
         rc = cc_gain_calibration_solve(gain->calibration,
                                        with_prior ? prior : NULL, prior_unit,
@@ -130,8 +130,8 @@ void gain_summary(const struct gain_job *gain, const cc_finder *finder)
            o->energy_unit, (unsigned long long)r->outside,
            (unsigned long long)r->pixels_good,
            (unsigned long long)r->pixels_few,
-           (unsigned long long)r->pixels_failed,
-           r->reference / o->energy_scale, o->energy_unit, 100 * r->spread);
+           (unsigned long long)r->pixels_failed, r->reference / o->energy_scale,
+           o->energy_unit, 100 * r->spread);
     if (o->gain_line_energy > 0)
         printf(", ADU per keV at %g keV", o->gain_line_energy);
     printf("\n");

@@ -44,8 +44,9 @@ static int read_map(struct imaging *imaging, uint32_t rows, uint32_t cols)
         status = EXIT_USAGE;
     }
     if (status == 0 && info.photons == 0)
-        fprintf(stderr, "clusterfind: %s holds no photons: positions are "
-                        "the raw eta\n",
+        fprintf(stderr,
+                "clusterfind: %s holds no photons: positions are "
+                "the raw eta\n",
                 o->eta_map);
     if (status == 0 &&
         cc_interpolator_new(&imaging->interpolator, map,
@@ -61,8 +62,8 @@ int imaging_open(struct imaging *imaging, const struct options *options,
 {
     *imaging = (struct imaging){.options = options};
     const struct options *o = options;
-    imaging->window =
-        (cc_energy_window){o->energy, o->window_low, o->window_high};
+    imaging->window = (cc_energy_window){o->energy, o->window_low,
+                                         o->window_high};
     const cc_energy_window *window = o->windowed ? &imaging->window : NULL;
     char message[CC_MESSAGE_SIZE];
     if (o->eta_map != NULL) {
@@ -97,8 +98,7 @@ static int write_photons(struct imaging *imaging,
             continue;
         imaging->records[n++] = (cc_photon_record){
             frame->frame_number, at->x, at->y,
-            (double)cc_cluster_energy(o->energy, frame->size_x,
-                                      frame->size_y,
+            (double)cc_cluster_energy(o->energy, frame->size_x, frame->size_y,
                                       frame->values + i * cells)};
     }
     char message[CC_MESSAGE_SIZE];
@@ -113,12 +113,12 @@ static int reserve(struct imaging *imaging, uint32_t count)
 {
     if (count <= imaging->capacity)
         return 0;
-    cc_position *positions =
-        realloc(imaging->positions, count * sizeof *positions);
+    cc_position *positions = realloc(imaging->positions,
+                                     count * sizeof *positions);
     if (positions != NULL)
         imaging->positions = positions;
-    cc_photon_record *records =
-        realloc(imaging->records, count * sizeof *records);
+    cc_photon_record *records = realloc(imaging->records,
+                                        count * sizeof *records);
     if (records != NULL)
         imaging->records = records;
     if (positions == NULL || records == NULL)
@@ -141,9 +141,11 @@ int imaging_add(struct imaging *imaging, const cc_clusters *clusters)
         cc_clusters_frame(clusters, k, &frame);
         const size_t cells = (size_t)frame.size_x * frame.size_y;
         for (uint32_t i = 0; o->windowed && i < frame.count; i++)
-            imaging->outside += !cc_energy_window_contains(
-                &imaging->window, frame.size_x, frame.size_y,
-                frame.values + i * cells);
+            imaging->outside += !cc_energy_window_contains(&imaging->window,
+                                                           frame.size_x,
+                                                           frame.size_y,
+                                                           frame.values +
+                                                               i * cells);
         imaging->clusters += frame.count;
         if (imaging->photons == NULL)
             continue;
@@ -159,8 +161,8 @@ int imaging_add(struct imaging *imaging, const cc_clusters *clusters)
     return 0;
 }
 
-int imaging_write(struct imaging *imaging, const char **written,
-                  int *n_written, char *message)
+int imaging_write(struct imaging *imaging, const char **written, int *n_written,
+                  char *message)
 {
     const struct options *o = imaging->options;
     int rc = CC_OK;

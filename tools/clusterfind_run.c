@@ -30,13 +30,13 @@ struct job {
     cc_hitmap *hitmap;
     struct imaging imaging;
     struct gain_job gain;
-    cc_peak peak;            /* the spectrum's line, when fitted */
+    cc_peak peak; /* the spectrum's line, when fitted */
     bool peak_fitted;
     uint16_t *frames;
     uint64_t numbers[BATCH];
     uint64_t frames_trained;
-    bool noise_written;      /* --noise, written after training */
-    uint64_t analog_frames;  /* the frames --analog summed */
+    bool noise_written;     /* --noise, written after training */
+    uint64_t analog_frames; /* the frames --analog summed */
 };
 
 static double now(void)
@@ -64,8 +64,9 @@ static int open_sources(struct job *job)
             return EXIT_RUN_FAILED;
         if (job->dark.rows != job->data.rows ||
             job->dark.cols != job->data.cols) {
-            fprintf(stderr, "clusterfind: the pedestal run has %u x %u "
-                            "pixels, the data run %u x %u: they must match\n",
+            fprintf(stderr,
+                    "clusterfind: the pedestal run has %u x %u "
+                    "pixels, the data run %u x %u: they must match\n",
                     (unsigned)job->dark.rows, (unsigned)job->dark.cols,
                     (unsigned)job->data.rows, (unsigned)job->data.cols);
             return EXIT_RUN_FAILED;
@@ -107,8 +108,7 @@ static int open_sources(struct job *job)
             return fail("the simulated gain map: %s",
                         rc == CC_ENOMEM ? "out of memory" : message);
     }
-    source_open_simulated(&job->dark, job->simulator, true,
-                          o->pedestal_frames);
+    source_open_simulated(&job->dark, job->simulator, true, o->pedestal_frames);
     source_open_simulated(&job->data, job->simulator, false, o->simulate);
     return 0;
 }
@@ -122,8 +122,8 @@ static int set_up(struct job *job)
     if (o->output != NULL &&
         cc_clust_writer_new(&job->clust, o->output, message) != CC_OK)
         return fail("%s", message);
-    const char *at_end[] = {o->spectrum, o->hitmap,         o->eta_calibrate,
-                            o->image,    o->counts,         o->noise,
+    const char *at_end[] = {o->spectrum,       o->hitmap,    o->eta_calibrate,
+                            o->image,          o->counts,    o->noise,
                             o->gain_calibrate, o->gain_mask, o->analog};
     for (size_t i = 0; i < sizeof at_end / sizeof at_end[0]; i++) {
         const char *path = at_end[i];
@@ -188,8 +188,7 @@ static int train(struct job *job)
         uint64_t left = o->pedestal_frames - job->frames_trained;
         size_t n;
         if (source_read(&job->dark, job->frames, job->numbers,
-                        left < BATCH ? (size_t)left : BATCH, &n,
-                        NULL) != CC_OK)
+                        left < BATCH ? (size_t)left : BATCH, &n, NULL) != CC_OK)
             return EXIT_RUN_FAILED;
         if (n == 0)
             break;
@@ -199,14 +198,16 @@ static int train(struct job *job)
     }
     if (job->frames_trained < o->pedestal_frames) {
         if (job->frames_trained < 2) {
-            fprintf(stderr, "clusterfind: %s has %" PRIu64 " complete "
-                            "frames; training needs at least 2\n",
+            fprintf(stderr,
+                    "clusterfind: %s has %" PRIu64 " complete "
+                    "frames; training needs at least 2\n",
                     job->dark.name, job->frames_trained);
             return EXIT_RUN_FAILED;
         }
-        fprintf(stderr, "clusterfind: %s has only %" PRIu64 " complete "
-                        "frames: the pedestal is trained on them (asked "
-                        "for %u)\n",
+        fprintf(stderr,
+                "clusterfind: %s has only %" PRIu64 " complete "
+                "frames: the pedestal is trained on them (asked "
+                "for %u)\n",
                 job->dark.name, job->frames_trained,
                 (unsigned)o->pedestal_frames);
         if (cc_finder_finish_training(job->finder) != CC_OK)
@@ -291,9 +292,8 @@ static int write_outputs(struct job *job)
     bool spectrum_written = o->spectrum != NULL && rc == CC_OK;
     bool hitmap_written = false;
     if (rc == CC_OK && o->hitmap != NULL)
-        hitmap_written =
-            (rc = cc_hitmap_write_npy(job->hitmap, o->hitmap, message)) ==
-            CC_OK;
+        hitmap_written = (rc = cc_hitmap_write_npy(job->hitmap, o->hitmap,
+                                                   message)) == CC_OK;
     bool analog_written = false;
     if (rc == CC_OK && o->analog != NULL)
         analog_written = (rc = cc_finder_write_analog(job->finder, o->analog,
@@ -368,8 +368,8 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
         printf("layout:    %s (pedestal), %s (data), read into rows\n",
                cc_raw_layout_name(job->dark.layout),
                cc_raw_layout_name(job->data.layout));
-    printf("frames:    %" PRIu64 " in %.2f s, %.0f frames/s\n", frames,
-           seconds, seconds > 0 ? (double)frames / seconds : 0.0);
+    printf("frames:    %" PRIu64 " in %.2f s, %.0f frames/s\n", frames, seconds,
+           seconds > 0 ? (double)frames / seconds : 0.0);
     printf("clusters:  %" PRIu64 " (%.1f per frame), %" PRIu64
            " dropped in %" PRIu64 " frames\n",
            stats.clusters,
@@ -391,8 +391,10 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
     double scale = o->energy_scale;
     if (counts[peak] > 0)
         printf("spectrum:  peak at %g %s (bin %g..%g, %s), ",
-               0.5 * (cc_spectrum_edge(job->spectrum, peak) +
-                      cc_spectrum_edge(job->spectrum, peak + 1)) / scale,
+               0.5 *
+                   (cc_spectrum_edge(job->spectrum, peak) +
+                    cc_spectrum_edge(job->spectrum, peak + 1)) /
+                   scale,
                unit, cc_spectrum_edge(job->spectrum, peak) / scale,
                cc_spectrum_edge(job->spectrum, peak + 1) / scale, energy);
     else
@@ -405,11 +407,11 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
     if (job->peak_fitted)
         printf("peak:      %.2f %s, sigma %.2f %s, FWHM %.2f %s (%.2f %%), "
                "%.0f counts, chi2/dof %.2f (%u bins in [%g, %g) %s)\n",
-               job->peak.position / scale, unit, job->peak.sigma / scale,
-               unit, job->peak.fwhm / scale, unit,
-               100 * job->peak.resolution, job->peak.counts,
-               job->peak.chi2_per_dof, (unsigned)job->peak.bins,
-               job->peak.low / scale, job->peak.high / scale, unit);
+               job->peak.position / scale, unit, job->peak.sigma / scale, unit,
+               job->peak.fwhm / scale, unit, 100 * job->peak.resolution,
+               job->peak.counts, job->peak.chi2_per_dof,
+               (unsigned)job->peak.bins, job->peak.low / scale,
+               job->peak.high / scale, unit);
     else
         printf("peak:      no line fitted (too few bins or no peak above "
                "the background)\n");
@@ -439,10 +441,10 @@ static void summary(const struct job *job, uint64_t frames, double seconds)
     if (o->analog != NULL)
         printf("analog:    %" PRIu64 " data frames summed\n",
                job->analog_frames);
-    const char *outputs[] = {o->output,        o->spectrum,       o->hitmap,
-                             o->noise,         o->eta_calibrate,  o->image,
-                             o->counts,        o->photons,        o->gain_calibrate,
-                             o->gain_mask,     o->analog};
+    const char *outputs[] = {o->output,    o->spectrum,      o->hitmap,
+                             o->noise,     o->eta_calibrate, o->image,
+                             o->counts,    o->photons,       o->gain_calibrate,
+                             o->gain_mask, o->analog};
     for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++)
         if (outputs[i] != NULL)
             printf("wrote:     %s\n", outputs[i]);
@@ -472,10 +474,11 @@ static bool input_damaged(const struct job *job)
                  ": %" PRIu64 " padded on UDP interface 0, %" PRIu64
                  " on interface 1",
                  total.padded_by_interface[0], total.padded_by_interface[1]);
-    fprintf(stderr, "clusterfind: the input was damaged (%" PRIu64
-                    " missing files, %" PRIu64 " truncated files, %" PRIu64
-                    " padded frames skipped%s); the outputs hold every "
-                    "complete frame\n",
+    fprintf(stderr,
+            "clusterfind: the input was damaged (%" PRIu64
+            " missing files, %" PRIu64 " truncated files, %" PRIu64
+            " padded frames skipped%s); the outputs hold every "
+            "complete frame\n",
             total.files_missing, total.files_truncated, total.frames_padded,
             by_interface);
     return true;
@@ -511,9 +514,9 @@ int clusterfind_run(const struct options *options)
     if (status == 0)
         status = process(&job, &frames, &seconds);
     if (status == 0)
-        job.peak_fitted =
-            cc_spectrum_fit_peak(job.spectrum, options->peak_low,
-                                 options->peak_high, &job.peak) == CC_OK;
+        job.peak_fitted = cc_spectrum_fit_peak(job.spectrum, options->peak_low,
+                                               options->peak_high,
+                                               &job.peak) == CC_OK;
     if (status == 0)
         status = write_outputs(&job);
     if (status == 0)

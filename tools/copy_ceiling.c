@@ -33,7 +33,8 @@ static cudaError_t open_copies(struct copies *c, size_t in_bytes,
     if (out_bytes > 0 && error == cudaSuccess) {
         error = cudaMalloc(&c->device_out, out_bytes);
         if (error == cudaSuccess)
-            error = cudaHostAlloc(&c->host_out, out_bytes, cudaHostAllocDefault);
+            error = cudaHostAlloc(&c->host_out, out_bytes,
+                                  cudaHostAllocDefault);
         if (error == cudaSuccess)
             error = cudaMemset(c->device_out, 0x5a, out_bytes);
         if (error == cudaSuccess)

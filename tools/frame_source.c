@@ -62,8 +62,8 @@ int source_read(struct source *source, uint16_t *frames, uint64_t *numbers,
 {
     if (source->reader != NULL) {
         char message[CC_MESSAGE_SIZE];
-        int rc = cc_raw_reader_read(source->reader, frames, numbers,
-                                    max_frames, n_read, message);
+        int rc = cc_raw_reader_read(source->reader, frames, numbers, max_frames,
+                                    n_read, message);
         for (const char *notice = cc_raw_reader_notice(source->reader);
              notice != NULL; notice = cc_raw_reader_notice(source->reader))
             fprintf(stderr, "clusterfind: warning: %s\n", notice);
@@ -73,11 +73,10 @@ int source_read(struct source *source, uint16_t *frames, uint64_t *numbers,
     }
     uint64_t left = source->total - source->next;
     size_t n = left < max_frames ? (size_t)left : max_frames;
-    int rc = source->dark
-                 ? cc_simulator_dark_frames(source->simulator, source->next,
-                                            n, frames)
-                 : cc_simulator_frames(source->simulator, source->next, n,
-                                       frames, truth);
+    int rc = source->dark ? cc_simulator_dark_frames(source->simulator,
+                                                     source->next, n, frames)
+                          : cc_simulator_frames(source->simulator, source->next,
+                                                n, frames, truth);
     if (rc != CC_OK) {
         fprintf(stderr, "clusterfind: simulating: %s\n", cc_strerror(rc));
         return rc;

@@ -38,67 +38,82 @@ struct options {
     uint32_t size, max_clusters, threads, hot_pixels;
     const char *spectrum_path, *hitmap_path;
     const char *frame_numbers_path; /* one detector frame number a line */
-    const char *mask_path; /* bad pixels, .npy */
-    const char *maps_prefix; /* PREFIX_mean.txt, _rms.txt, _mask.txt */
-    const char *analog_path; /* the analog image's sums, one a line */
-    double auto_mask;      /* the rms rule's k, 0 = off */
-    bool windowed;         /* the hit map counts [low, high) ADU of sum */
+    const char *mask_path;          /* bad pixels, .npy */
+    const char *maps_prefix;        /* PREFIX_mean.txt, _rms.txt, _mask.txt */
+    const char *analog_path;        /* the analog image's sums, one a line */
+    double auto_mask;               /* the rms rule's k, 0 = off */
+    bool windowed; /* the hit map counts [low, high) ADU of sum */
     double window_low, window_high;
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: source_totals --frames N [options]\n"
-            "  --frames N          arrays the source sends after its dark frames\n"
-            "  --dark N            dark frames first (MoenchDarkFrames, default 0)\n"
-            "  --pedestal N        arrays the plugin trains on (PedestalFrames,\n"
-            "                      default 1000)\n"
-            "  --cycle K           data frames repeated (MoenchCycleFrames, 0 = none)\n"
-            "  --lost-dark N       the first N dark frames never reach the plugin\n"
-            "  --lost N            the first N data frames never reach the plugin\n"
-            "  --frame-numbers FILE  instead of --frames, --lost-dark and --lost:\n"
-            "                      the frame number (from 1) of each array the\n"
-            "                      plugin got, one a line, as moenchSimReceiver\n"
-            "                      numbers them (frame f: simulator frame f - 1);\n"
-            "                      \"f p\": a pedestal frame (FrameMode Pedestal)\n"
-            "  --seed N --flux X   MoenchSeed (default 1), MoenchFlux (default 2330)\n"
-            "  --hot-pixels N      MoenchHotPixels (default 0); prints how many\n"
-            "                      of them the mask takes out\n"
-            "  --size N            cluster size N x N (default 3)\n"
-            "  --nsigma X          (default 5)\n"
-            "  --max-clusters N    MaxClusters (default 5000)\n"
-            "  --threads N         CPU threads, 0 = one per CPU (default 0)\n"
-            "  --spectrum FILE     spectrum counts, one a line\n"
-            "  --hitmap FILE       hit map counts, row-major, one a line\n"
-            "  --mask FILE.npy     bad pixels (LoadMask of MaskFile)\n"
-            "  --auto-mask K       the rms rule (AutoMaskFactor, default 0: off)\n"
-            "  --energy-window LO:HI  the hit map counts the clusters of sum in\n"
-            "                      [LO, HI) ADU (WindowEnable, WindowLow, WindowHigh)\n"
-            "  --maps PREFIX       the pedestal's mean and rms (as the plugin's\n"
-            "                      float maps, %%.6f) and the mask, one pixel a line,\n"
-            "                      in PREFIX_mean.txt, PREFIX_rms.txt, PREFIX_mask.txt\n"
-            "  --analog FILE       the analog image (DetectorMode Analog), each\n"
-            "                      pixel's sum, %%.17g, one a line\n");
+    fprintf(
+        out,
+        "usage: source_totals --frames N [options]\n"
+        "  --frames N          arrays the source sends after its dark frames\n"
+        "  --dark N            dark frames first (MoenchDarkFrames, default 0)\n"
+        "  --pedestal N        arrays the plugin trains on (PedestalFrames,\n"
+        "                      default 1000)\n"
+        "  --cycle K           data frames repeated (MoenchCycleFrames, 0 = none)\n"
+        "  --lost-dark N       the first N dark frames never reach the plugin\n"
+        "  --lost N            the first N data frames never reach the plugin\n"
+        "  --frame-numbers FILE  instead of --frames, --lost-dark and --lost:\n"
+        "                      the frame number (from 1) of each array the\n"
+        "                      plugin got, one a line, as moenchSimReceiver\n"
+        "                      numbers them (frame f: simulator frame f - 1);\n"
+        "                      \"f p\": a pedestal frame (FrameMode Pedestal)\n"
+        "  --seed N --flux X   MoenchSeed (default 1), MoenchFlux (default 2330)\n"
+        "  --hot-pixels N      MoenchHotPixels (default 0); prints how many\n"
+        "                      of them the mask takes out\n"
+        "  --size N            cluster size N x N (default 3)\n"
+        "  --nsigma X          (default 5)\n"
+        "  --max-clusters N    MaxClusters (default 5000)\n"
+        "  --threads N         CPU threads, 0 = one per CPU (default 0)\n"
+        "  --spectrum FILE     spectrum counts, one a line\n"
+        "  --hitmap FILE       hit map counts, row-major, one a line\n"
+        "  --mask FILE.npy     bad pixels (LoadMask of MaskFile)\n"
+        "  --auto-mask K       the rms rule (AutoMaskFactor, default 0: off)\n"
+        "  --energy-window LO:HI  the hit map counts the clusters of sum in\n"
+        "                      [LO, HI) ADU (WindowEnable, WindowLow, WindowHigh)\n"
+        "  --maps PREFIX       the pedestal's mean and rms (as the plugin's\n"
+        "                      float maps, %%.6f) and the mask, one pixel a line,\n"
+        "                      in PREFIX_mean.txt, PREFIX_rms.txt, PREFIX_mask.txt\n"
+        "  --analog FILE       the analog image (DetectorMode Analog), each\n"
+        "                      pixel's sum, %%.17g, one a line\n");
 }
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    static const struct option longs[] = {
-        {"frames", 1, 0, 'f'},  {"dark", 1, 0, 'd'},
-        {"pedestal", 1, 0, 'p'}, {"cycle", 1, 0, 'c'},
-        {"seed", 1, 0, 's'},    {"flux", 1, 0, 'x'},
-        {"size", 1, 0, 'z'},    {"nsigma", 1, 0, 'n'},
-        {"max-clusters", 1, 0, 'm'}, {"threads", 1, 0, 't'},
-        {"spectrum", 1, 0, 'S'}, {"hitmap", 1, 0, 'H'},
-        {"lost-dark", 1, 0, 'L'}, {"lost", 1, 0, 'l'},
-        {"mask", 1, 0, 'M'},    {"auto-mask", 1, 0, 'a'},
-        {"energy-window", 1, 0, 'w'}, {"maps", 1, 0, 'P'},
-        {"analog", 1, 0, 'A'},
-        {"hot-pixels", 1, 0, 'o'}, {"frame-numbers", 1, 0, 'F'},
-        {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
-    *o = (struct options){.seed = 1, .pedestal = 1000, .flux = 2330,
-                          .nsigma = 5, .size = 3, .max_clusters = 5000};
+    static const struct option longs[] = {{"frames", 1, 0, 'f'},
+                                          {"dark", 1, 0, 'd'},
+                                          {"pedestal", 1, 0, 'p'},
+                                          {"cycle", 1, 0, 'c'},
+                                          {"seed", 1, 0, 's'},
+                                          {"flux", 1, 0, 'x'},
+                                          {"size", 1, 0, 'z'},
+                                          {"nsigma", 1, 0, 'n'},
+                                          {"max-clusters", 1, 0, 'm'},
+                                          {"threads", 1, 0, 't'},
+                                          {"spectrum", 1, 0, 'S'},
+                                          {"hitmap", 1, 0, 'H'},
+                                          {"lost-dark", 1, 0, 'L'},
+                                          {"lost", 1, 0, 'l'},
+                                          {"mask", 1, 0, 'M'},
+                                          {"auto-mask", 1, 0, 'a'},
+                                          {"energy-window", 1, 0, 'w'},
+                                          {"maps", 1, 0, 'P'},
+                                          {"analog", 1, 0, 'A'},
+                                          {"hot-pixels", 1, 0, 'o'},
+                                          {"frame-numbers", 1, 0, 'F'},
+                                          {"help", 0, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    *o = (struct options){.seed = 1,
+                          .pedestal = 1000,
+                          .flux = 2330,
+                          .nsigma = 5,
+                          .size = 3,
+                          .max_clusters = 5000};
     bool have_frames = false;
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -106,11 +121,13 @@ static int parse(int argc, char **argv, struct options *o)
         unsigned long long n = 0;
         if (c != 'x' && c != 'n' && c != 'S' && c != 'H' && c != 'h' &&
             c != 'M' && c != 'a' && c != 'w' && c != 'P' && c != 'F' &&
-            c != 'A' &&
-            c != '?')
+            c != 'A' && c != '?')
             n = strtoull(optarg, &end, 10);
         switch (c) {
-        case 'f': o->frames = n; have_frames = true; break;
+        case 'f':
+            o->frames = n;
+            have_frames = true;
+            break;
         case 'd': o->dark = n; break;
         case 'p': o->pedestal = n; break;
         case 'c': o->cycle = n; break;
@@ -212,8 +229,9 @@ static int sequence_of_numbers(struct run *r, char *message)
             uint64_t *grown = realloc(r->sequence, capacity * sizeof *grown);
             if (grown != NULL)
                 r->sequence = grown;
-            uint8_t *marks = grown == NULL ? NULL
-                                           : realloc(r->pedestal_frame, capacity);
+            uint8_t *marks = grown == NULL
+                                 ? NULL
+                                 : realloc(r->pedestal_frame, capacity);
             if (marks == NULL) {
                 fclose(in);
                 return CC_ENOMEM;
@@ -338,10 +356,9 @@ static int run_all(struct run *r, char *message)
         const bool pedestal_frames = is_pedestal_frame(r, i);
         if (rc == CC_OK)
             rc = pedestal_frames ? cc_finder_add_pedestal(r->finder, frames, n)
-                 : i < o->pedestal
-                     ? cc_finder_train(r->finder, frames, n)
-                     : cc_finder_process(r->finder, frames, NULL, n,
-                                         r->clusters);
+                 : i < o->pedestal ? cc_finder_train(r->finder, frames, n)
+                                   : cc_finder_process(r->finder, frames, NULL,
+                                                       n, r->clusters);
         if (rc == CC_OK && i >= o->pedestal && !pedestal_frames &&
             ((rc = cc_spectrum_add(r->spectrum, r->clusters)) == CC_OK))
             rc = cc_hitmap_add(r->hitmap, r->clusters);
@@ -475,8 +492,8 @@ int main(int argc, char **argv)
              write_counts(o.spectrum_path, cc_spectrum_counts(r.spectrum),
                           cc_spectrum_bins(r.spectrum), true) != 0) ||
             (o.hitmap_path != NULL &&
-             write_counts(o.hitmap_path, cc_hitmap_counts(r.hitmap),
-                          r.pixels, false) != 0) ||
+             write_counts(o.hitmap_path, cc_hitmap_counts(r.hitmap), r.pixels,
+                          false) != 0) ||
             (o.maps_prefix != NULL &&
              write_maps(r.finder, r.pixels, o.maps_prefix) != 0) ||
             (o.analog_path != NULL &&

@@ -22,8 +22,8 @@ struct cc_eta_calibration {
 };
 
 /* An empty calibration whose info is checked; NULL without memory. */
-cc_eta_calibration *cc__eta_calibration_alloc(
-    const cc_eta_calibration_info *info);
+cc_eta_calibration *
+cc__eta_calibration_alloc(const cc_eta_calibration_info *info);
 /* Whether info describes a calibration (function, bins, range, window):
  * CC_OK, or CC_EINVAL with the reason. */
 int cc__eta_calibration_check(const cc_eta_calibration_info *info,

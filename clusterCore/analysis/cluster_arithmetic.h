@@ -24,8 +24,8 @@ struct cc__image_map {
     int windowed;
     cc_energy_window window;
     uint32_t rows, cols, subpixels;
-    const double *fx, *fy; /* CDFs at bin ix's (iy's) upper edge, [ix][iy] */
-    const uint8_t *row_empty;    /* [iy]: ux is the identity */
+    const double *fx, *fy;    /* CDFs at bin ix's (iy's) upper edge, [ix][iy] */
+    const uint8_t *row_empty; /* [iy]: ux is the identity */
     const uint8_t *column_empty; /* [ix]: uy is the identity */
 };
 
@@ -112,11 +112,11 @@ static inline CC__HD int32_t gain_event_bin(const struct cc__gain_binning *b,
  * image) need to count a cluster, on the host or the GPU. */
 struct cc__tally_binning {
     int counts_spectrum, counts_hitmap; /* which of the two are kept */
-    cc_energy energy;  /* the spectrum's */
+    cc_energy energy;                   /* the spectrum's */
     uint32_t bins;
-    double min, max;   /* the spectrum's range [min, max) */
+    double min, max;     /* the spectrum's range [min, max) */
     uint32_t rows, cols; /* the hit map's */
-    int windowed;      /* the hit map counts only the window's photons */
+    int windowed;        /* the hit map counts only the window's photons */
     cc_energy window_energy;
     int64_t first, end; /* the window on integer energies: [first, end) */
 };
@@ -132,8 +132,8 @@ static inline CC__HD uint32_t spectrum_bin(double min, double max,
 }
 
 /* The spectrum bin of an integer energy, or CC__SPECTRUM_UNDER / _OVER. */
-static inline CC__HD int64_t tally_spectrum_bin(const struct cc__tally_binning *b,
-                                                int64_t energy)
+static inline CC__HD int64_t
+tally_spectrum_bin(const struct cc__tally_binning *b, int64_t energy)
 {
     double e = (double)energy;
     if (e < b->min)
@@ -149,8 +149,7 @@ static inline CC__HD int64_t tally_spectrum_bin(const struct cc__tally_binning *
 static inline CC__HD bool integer_window_holds(int64_t first, int64_t end,
                                                int64_t energy)
 {
-    return (uint64_t)energy - (uint64_t)first <
-           (uint64_t)end - (uint64_t)first;
+    return (uint64_t)energy - (uint64_t)first < (uint64_t)end - (uint64_t)first;
 }
 
 static inline CC__HD bool cluster_in_window(const cc_energy_window *window,
@@ -158,8 +157,7 @@ static inline CC__HD bool cluster_in_window(const cc_energy_window *window,
                                             const int32_t *values)
 {
     /* An int64 energy of a cluster converts to double exactly. */
-    double e =
-        (double)cluster_energy(window->energy, size_x, size_y, values);
+    double e = (double)cluster_energy(window->energy, size_x, size_y, values);
     return e >= window->low && e < window->high;
 }
 
@@ -185,7 +183,7 @@ static inline CC__HD cc_eta_value cluster_eta(cc_eta_function function,
                                               const int32_t *v)
 {
     const uint32_t cx = size_x / 2, cy = size_y / 2;
-#define AT(row, col) ((int64_t)v[(size_t)(row) * size_x + (col)])
+#define AT(row, col) ((int64_t)v[(size_t)(row)*size_x + (col)])
     cc_eta_value eta = {0, 0, 0, 0, 0};
     int64_t num_x, den_x, num_y, den_y;
     if (function == CC_ETA3) {
@@ -270,8 +268,8 @@ static inline CC__HD cc_position cluster_position(
         at.status = CC_POSITION_OUTSIDE_WINDOW;
         return at;
     }
-    cc_eta_value eta = cluster_eta(map->function, map->low, map->high,
-                                   size_x, size_y, values);
+    cc_eta_value eta = cluster_eta(map->function, map->low, map->high, size_x,
+                                   size_y, values);
     if (!eta.valid) {
         at.status = CC_POSITION_UNINTERPOLABLE;
         at.x = (double)cx + 0.5;

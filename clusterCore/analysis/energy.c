@@ -20,7 +20,8 @@ void cc__cluster_energies(cc_energy energy, uint32_t size_x, uint32_t size_y,
 {
     const size_t cells = (size_t)size_x * size_y;
     for (size_t i = 0; i < n; i++)
-        energies[i] = cluster_energy(energy, size_x, size_y, values + i * cells);
+        energies[i] = cluster_energy(energy, size_x, size_y,
+                                     values + i * cells);
 }
 
 int cc_energy_window_check(const cc_energy_window *window, char *message)
@@ -30,7 +31,8 @@ int cc_energy_window_check(const cc_energy_window *window, char *message)
     if (window->energy != CC_ENERGY_SUM && window->energy != CC_ENERGY_SUM2X2)
         return cc__message(message, CC_EINVAL,
                            "energy window on energy %d: it is sum (0) or "
-                           "sum2x2 (1)", (int)window->energy);
+                           "sum2x2 (1)",
+                           (int)window->energy);
     if (!isfinite(window->low) || !isfinite(window->high) ||
         !(window->low < window->high))
         return cc__message(message, CC_EINVAL,

@@ -31,12 +31,13 @@ int cc_eta_frame(cc_eta_function function, const cc_frame_clusters *frame,
     double low, high;
     if (frame == NULL || (eta == NULL && frame->count > 0) ||
         cc_eta_range(function, &low, &high) != CC_OK ||
-        frame->size_x < CC_CLUSTER_SIZE_MIN || frame->size_y < CC_CLUSTER_SIZE_MIN)
+        frame->size_x < CC_CLUSTER_SIZE_MIN ||
+        frame->size_y < CC_CLUSTER_SIZE_MIN)
         return CC_EINVAL;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
     for (uint32_t i = 0; i < frame->count; i++)
-        eta[i] = cluster_eta(function, low, high, frame->size_x,
-                             frame->size_y, frame->values + i * cells);
+        eta[i] = cluster_eta(function, low, high, frame->size_x, frame->size_y,
+                             frame->values + i * cells);
     return CC_OK;
 }
 

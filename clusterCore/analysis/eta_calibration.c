@@ -19,8 +19,8 @@ int cc__eta_calibration_check(const cc_eta_calibration_info *info,
                            (int)info->function);
     if (info->bins == 0 || info->bins > CC_ETA_BINS_MAX)
         return cc__message(message, CC_EINVAL,
-                           "eta bins %" PRIu32 " is outside 1..%u",
-                           info->bins, CC_ETA_BINS_MAX);
+                           "eta bins %" PRIu32 " is outside 1..%u", info->bins,
+                           CC_ETA_BINS_MAX);
     if (info->low != low || info->high != high)
         return cc__message(message, CC_EINVAL,
                            "eta range [%g, %g] is not the function's [%g, %g]",
@@ -33,12 +33,12 @@ int cc__eta_calibration_check(const cc_eta_calibration_info *info,
     return CC_OK;
 }
 
-cc_eta_calibration *cc__eta_calibration_alloc(
-    const cc_eta_calibration_info *info)
+cc_eta_calibration *
+cc__eta_calibration_alloc(const cc_eta_calibration_info *info)
 {
     size_t cells = (size_t)info->bins * info->bins;
-    cc_eta_calibration *made =
-        calloc(1, sizeof *made + cells * sizeof(uint64_t));
+    cc_eta_calibration *made = calloc(1,
+                                      sizeof *made + cells * sizeof(uint64_t));
     if (made != NULL)
         made->info = *info;
     return made;
@@ -51,7 +51,8 @@ int cc_eta_calibration_new(cc_eta_calibration **calibration,
     if (calibration == NULL)
         return cc__message(message, CC_EINVAL, "calibration pointer is NULL");
     *calibration = NULL;
-    cc_eta_calibration_info info = {.function = function, .bins = bins,
+    cc_eta_calibration_info info = {.function = function,
+                                    .bins = bins,
                                     .windowed = window != NULL};
     if (window != NULL)
         info.window = *window;
@@ -87,14 +88,13 @@ int cc_eta_calibration_add_frame(cc_eta_calibration *calibration,
     const double width = (info->high - info->low) / (double)info->bins;
     for (uint32_t i = 0; i < frame->count; i++) {
         const int32_t *values = frame->values + i * cells;
-        if (info->windowed &&
-            !cluster_in_window(&info->window, frame->size_x, frame->size_y,
-                                 values)) {
+        if (info->windowed && !cluster_in_window(&info->window, frame->size_x,
+                                                 frame->size_y, values)) {
             info->outside++;
             continue;
         }
         cc_eta_value eta = cluster_eta(info->function, info->low, info->high,
-                                      frame->size_x, frame->size_y, values);
+                                       frame->size_x, frame->size_y, values);
         if (!eta.valid) {
             info->uninterpolable++;
             continue;

@@ -21,11 +21,10 @@ struct cc_gain_calibration {
 void cc_gain_calibration_config_init(cc_gain_calibration_config *config)
 {
     if (config != NULL)
-        *config = (cc_gain_calibration_config){
-            .bins = 40,
-            .events = CC_GAIN_EVENTS_SINGLE,
-            .fraction = 0.8,
-            .min_photons = 50};
+        *config = (cc_gain_calibration_config){.bins = 40,
+                                               .events = CC_GAIN_EVENTS_SINGLE,
+                                               .fraction = 0.8,
+                                               .min_photons = 50};
 }
 
 static int check_config(const cc_gain_calibration_config *c, char *message)
@@ -98,13 +97,14 @@ void cc__gain_calibration_binning(const cc_gain_calibration *calibration,
                                   struct cc__gain_binning *binning)
 {
     const cc_gain_calibration_config *c = &calibration->config;
-    *binning = (struct cc__gain_binning){
-        .bins = c->bins,
-        .every_cluster = c->events == CC_GAIN_EVENTS_SUM,
-        .fraction = c->fraction,
-        .low = c->low,
-        .high = c->high,
-        .scale = (double)c->bins / (c->high - c->low)};
+    *binning = (struct cc__gain_binning){.bins = c->bins,
+                                         .every_cluster = c->events ==
+                                                          CC_GAIN_EVENTS_SUM,
+                                         .fraction = c->fraction,
+                                         .low = c->low,
+                                         .high = c->high,
+                                         .scale = (double)c->bins /
+                                                  (c->high - c->low)};
 }
 
 /* A count that stops at UINT32_MAX rather than wrap. */
@@ -197,8 +197,8 @@ void cc__gain_calibration_move(cc_gain_calibration *into,
     from->photons = from->outside = 0;
 }
 
-const uint32_t *cc_gain_calibration_counts(
-    const cc_gain_calibration *calibration, size_t pixel)
+const uint32_t *
+cc_gain_calibration_counts(const cc_gain_calibration *calibration, size_t pixel)
 {
     if (calibration == NULL || pixel >= calibration->pixels)
         return NULL;
@@ -304,8 +304,7 @@ int cc_gain_calibration_solve(const cc_gain_calibration *calibration,
                               const double *prior, cc_gain_unit prior_unit,
                               cc_gain_unit unit, double line_energy_kev,
                               double *gain, uint8_t *quality,
-                              cc_gain_calibration_result *result,
-                              char *message)
+                              cc_gain_calibration_result *result, char *message)
 {
     if (calibration == NULL || gain == NULL)
         return cc__message(message, CC_EINVAL, "calibration or gain is NULL");

@@ -9,13 +9,13 @@
 
 struct cc_hitmap {
     uint32_t rows, cols;
-    bool windowed;             /* count only clusters inside window */
+    bool windowed; /* count only clusters inside window */
     cc_energy_window window;
     /* The window on integer energies: [first, end) holds exactly the
      * energies e with low <= e < high. */
     int64_t first, end;
-    uint64_t outside;          /* clusters left out by the window */
-    uint32_t counts[];         /* rows * cols, row-major */
+    uint64_t outside;  /* clusters left out by the window */
+    uint32_t counts[]; /* rows * cols, row-major */
 };
 
 int cc_hitmap_new(cc_hitmap **hitmap, uint32_t rows, uint32_t cols)
@@ -26,8 +26,8 @@ int cc_hitmap_new(cc_hitmap **hitmap, uint32_t rows, uint32_t cols)
     if (rows == 0 || cols == 0 || rows > CC_FRAME_SIDE_MAX ||
         cols > CC_FRAME_SIDE_MAX)
         return CC_EINVAL;
-    cc_hitmap *made =
-        calloc(1, sizeof *made + (size_t)rows * cols * sizeof(uint32_t));
+    cc_hitmap *made = calloc(1, sizeof *made +
+                                    (size_t)rows * cols * sizeof(uint32_t));
     if (made == NULL)
         return CC_ENOMEM;
     made->rows = rows;
@@ -67,8 +67,8 @@ void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
     for (size_t i = 0; i < n; i++) {
         /* Without branches on the window: photons and other clusters
          * come in no order a predictor could learn. */
-        uint32_t in =
-            !windowed || integer_window_holds(first, end, energies[i]);
+        uint32_t in = !windowed ||
+                      integer_window_holds(first, end, energies[i]);
         uint32_t *count = &counts[(size_t)y[i] * cols + x[i]];
         *count += in & (*count < UINT32_MAX);
         outside += !in;
@@ -78,9 +78,9 @@ void cc__hitmap_count(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
 
 /* n clusters of size_x * size_y values: their centres counted, those
  * outside the window (if any) only counted as outside. */
-static int add_centres(cc_hitmap *hitmap, const uint16_t *x,
-                       const uint16_t *y, const int32_t *values,
-                       uint32_t size_x, uint32_t size_y, size_t n)
+static int add_centres(cc_hitmap *hitmap, const uint16_t *x, const uint16_t *y,
+                       const int32_t *values, uint32_t size_x, uint32_t size_y,
+                       size_t n)
 {
     if (cc__hitmap_check(hitmap, x, y, n) != CC_OK)
         return CC_EINVAL;
@@ -111,11 +111,11 @@ int cc_hitmap_add(cc_hitmap *hitmap, const cc_clusters *clusters)
 int cc_hitmap_add_frame(cc_hitmap *hitmap, const cc_frame_clusters *frame)
 {
     if (hitmap == NULL || frame == NULL ||
-        (frame->count > 0 && (frame->x == NULL || frame->y == NULL ||
-                              frame->values == NULL)))
+        (frame->count > 0 &&
+         (frame->x == NULL || frame->y == NULL || frame->values == NULL)))
         return CC_EINVAL;
-    return add_centres(hitmap, frame->x, frame->y, frame->values,
-                       frame->size_x, frame->size_y, frame->count);
+    return add_centres(hitmap, frame->x, frame->y, frame->values, frame->size_x,
+                       frame->size_y, frame->count);
 }
 
 int cc_hitmap_set_window(cc_hitmap *hitmap, const cc_energy_window *window)

@@ -23,8 +23,8 @@ struct cc_interpolator {
 
 /* F along one axis: for each line of H (fixed `other`), the running sum
  * over `along` divided by the line's total. */
-static void build_cdf(const uint64_t *h, uint32_t bins, bool along_x,
-                      double *f, uint8_t *empty)
+static void build_cdf(const uint64_t *h, uint32_t bins, bool along_x, double *f,
+                      uint8_t *empty)
 {
     for (uint32_t other = 0; other < bins; other++) {
         /* H[ix][iy] is at ix * bins + iy. */
@@ -37,8 +37,8 @@ static void build_cdf(const uint64_t *h, uint32_t bins, bool along_x,
         uint64_t running = 0;
         for (uint32_t k = 0; k < bins; k++) {
             running += h[first + k * step];
-            f[first + k * step] =
-                total == 0 ? 0.0 : (double)running / (double)total;
+            f[first + k * step] = total == 0 ? 0.0
+                                             : (double)running / (double)total;
         }
     }
 }
@@ -100,8 +100,7 @@ int cc_interpolator_new(cc_interpolator **interpolator,
         .fy = made->fy,
         .row_empty = made->row_empty,
         .column_empty = made->column_empty};
-    build_cdf(calibration->counts, info->bins, true, made->fx,
-              made->row_empty);
+    build_cdf(calibration->counts, info->bins, true, made->fx, made->row_empty);
     build_cdf(calibration->counts, info->bins, false, made->fy,
               made->column_empty);
     *interpolator = made;
@@ -203,9 +202,10 @@ int cc_interpolator_positions(const cc_interpolator *interpolator,
         return CC_EINVAL;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
     for (uint32_t i = 0; i < frame->count; i++)
-        positions[i] = cluster_position(
-            &interpolator->map, frame->size_x, frame->size_y,
-            frame->values + i * cells, frame->x[i], frame->y[i]);
+        positions[i] = cluster_position(&interpolator->map, frame->size_x,
+                                        frame->size_y,
+                                        frame->values + i * cells, frame->x[i],
+                                        frame->y[i]);
     return CC_OK;
 }
 

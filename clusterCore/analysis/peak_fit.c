@@ -196,8 +196,7 @@ int cc_fit_peak(const double *counts, const double *centres, uint32_t bins,
         n++;
     if (n < PARAMETERS + 1)
         return CC_ESTATE;
-    return fit_bins(centres + first, counts + first, n, low, high, width,
-                    peak);
+    return fit_bins(centres + first, counts + first, n, low, high, width, peak);
 }
 
 int cc_spectrum_fit_peak(const cc_spectrum *spectrum, double low, double high,

@@ -16,9 +16,9 @@ struct cc_spectrum {
     uint32_t bins;
     double min, max;
     uint64_t underflow, overflow;
-    int64_t first;    /* the smallest integer energy >= min */
-    size_t n_lookup;  /* integer energies in [min, max), 0 if not tabulated */
-    uint32_t *lookup; /* the bin of energy first + i */
+    int64_t first;     /* the smallest integer energy >= min */
+    size_t n_lookup;   /* integer energies in [min, max), 0 if not tabulated */
+    uint32_t *lookup;  /* the bin of energy first + i */
     uint64_t counts[]; /* bins of them */
 };
 
@@ -34,8 +34,7 @@ static int tabulate(cc_spectrum *spectrum)
     /* Integers e with min <= e < max are ceil(min) .. ceil(max) - 1; far
      * from 2^53 every one of them converts to double exactly. */
     double first = ceil(spectrum->min), end = ceil(spectrum->max);
-    if (fabs(first) > 0x1p52 || fabs(end) > 0x1p52 ||
-        end - first > LOOKUP_MAX)
+    if (fabs(first) > 0x1p52 || fabs(end) > 0x1p52 || end - first > LOOKUP_MAX)
         return CC_OK;
     size_t n = (size_t)(end - first);
     spectrum->lookup = malloc((n > 0 ? n : 1) * sizeof *spectrum->lookup);
@@ -102,8 +101,8 @@ void cc__spectrum_count(cc_spectrum *spectrum, const int64_t *energies,
     }
 }
 
-static void add_values(cc_spectrum *spectrum, uint32_t size_x,
-                       uint32_t size_y, const int32_t *values, size_t n)
+static void add_values(cc_spectrum *spectrum, uint32_t size_x, uint32_t size_y,
+                       const int32_t *values, size_t n)
 {
     const size_t cells = (size_t)size_x * size_y;
     int64_t energies[CC__ENERGY_CHUNK];
@@ -119,13 +118,12 @@ int cc_spectrum_add(cc_spectrum *spectrum, const cc_clusters *clusters)
 {
     if (spectrum == NULL || clusters == NULL)
         return CC_EINVAL;
-    add_values(spectrum, clusters->size_x, clusters->size_y,
-               clusters->values, clusters->n_clusters);
+    add_values(spectrum, clusters->size_x, clusters->size_y, clusters->values,
+               clusters->n_clusters);
     return CC_OK;
 }
 
-int cc_spectrum_add_frame(cc_spectrum *spectrum,
-                          const cc_frame_clusters *frame)
+int cc_spectrum_add_frame(cc_spectrum *spectrum, const cc_frame_clusters *frame)
 {
     if (spectrum == NULL || frame == NULL ||
         frame->size_x < CC_CLUSTER_SIZE_MIN ||
@@ -154,8 +152,7 @@ double cc_spectrum_edge(const cc_spectrum *spectrum, uint32_t i)
 {
     if (spectrum == NULL)
         return NAN;
-    return spectrum->min +
-           (spectrum->max - spectrum->min) * i / spectrum->bins;
+    return spectrum->min + (spectrum->max - spectrum->min) * i / spectrum->bins;
 }
 
 const uint64_t *cc_spectrum_counts(const cc_spectrum *spectrum)

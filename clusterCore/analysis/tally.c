@@ -10,23 +10,24 @@ int cc_tally_frame(cc_spectrum *spectrum, cc_hitmap *hitmap,
     if (frame == NULL || (spectrum == NULL && hitmap == NULL))
         return CC_EINVAL;
     const size_t n = frame->count;
-    if (n > 0 && (frame->values == NULL || frame->size_x < CC_CLUSTER_SIZE_MIN ||
-                  frame->size_y < CC_CLUSTER_SIZE_MIN))
+    if (n > 0 &&
+        (frame->values == NULL || frame->size_x < CC_CLUSTER_SIZE_MIN ||
+         frame->size_y < CC_CLUSTER_SIZE_MIN))
         return CC_EINVAL;
     if (hitmap != NULL && n > 0 &&
         (frame->x == NULL || frame->y == NULL ||
          cc__hitmap_check(hitmap, frame->x, frame->y, n) != CC_OK))
         return CC_EINVAL;
     cc_energy window_energy = CC_ENERGY_SUM;
-    const bool windowed =
-        hitmap != NULL && cc__hitmap_window_energy(hitmap, &window_energy);
+    const bool windowed = hitmap != NULL &&
+                          cc__hitmap_window_energy(hitmap, &window_energy);
     const bool shared = spectrum != NULL && windowed &&
                         cc__spectrum_energy(spectrum) == window_energy;
     const size_t cells = (size_t)frame->size_x * frame->size_y;
     int64_t energies[CC__ENERGY_CHUNK], window_energies[CC__ENERGY_CHUNK];
     for (size_t at = 0; at < n; at += CC__ENERGY_CHUNK) {
-        const size_t chunk =
-            n - at < CC__ENERGY_CHUNK ? n - at : CC__ENERGY_CHUNK;
+        const size_t chunk = n - at < CC__ENERGY_CHUNK ? n - at
+                                                       : CC__ENERGY_CHUNK;
         const int32_t *values = frame->values + at * cells;
         if (spectrum != NULL) {
             cc__cluster_energies(cc__spectrum_energy(spectrum), frame->size_x,

@@ -136,8 +136,8 @@ int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number);
 /* Adds a cluster to the last frame and points *values at its size_x *
  * size_y values to fill; when the frame already holds max_clusters (0 = no
  * cap) the cluster is only counted as dropped and *values is NULL. */
-int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters,
-                      uint16_t x, uint16_t y, int32_t **values);
+int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters, uint16_t x,
+                      uint16_t y, int32_t **values);
 /* Appends frame src_frame of src to the last frame of dst, under the cap. */
 int cc__clusters_append(cc_clusters *dst, const cc_clusters *src,
                         size_t src_frame, uint32_t max_clusters);

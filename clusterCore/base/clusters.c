@@ -91,7 +91,8 @@ int cc_clusters_frame(const cc_clusters *clusters, size_t index,
 int cc__cluster_size_check(uint32_t size_x, uint32_t size_y, char *message)
 {
     bool valid = size_x % 2 == 1 && size_y % 2 == 1 &&
-                 size_x >= CC_CLUSTER_SIZE_MIN && size_y >= CC_CLUSTER_SIZE_MIN &&
+                 size_x >= CC_CLUSTER_SIZE_MIN &&
+                 size_y >= CC_CLUSTER_SIZE_MIN &&
                  size_x <= CC_CLUSTER_SIZE_MAX && size_y <= CC_CLUSTER_SIZE_MAX;
     return valid ? CC_OK
                  : cc__message(message, CC_EINVAL,
@@ -127,8 +128,9 @@ int cc_clusters_append_frame(cc_clusters *clusters,
     if (cc__clusters_reserve(clusters, clusters->n_clusters + frame->count) !=
             CC_OK ||
         cc__clusters_begin_frame(clusters, frame->frame_number) != CC_OK)
-        return cc__message(message, CC_ENOMEM, "out of memory for %" PRIu32
-                                               " clusters", frame->count);
+        return cc__message(message, CC_ENOMEM,
+                           "out of memory for %" PRIu32 " clusters",
+                           frame->count);
     struct cc__frame_entry *entry = &clusters->frames[clusters->n_frames - 1];
     if (frame->count > 0) {
         size_t at = clusters->n_clusters;
@@ -144,8 +146,7 @@ int cc_clusters_append_frame(cc_clusters *clusters,
     return CC_OK;
 }
 
-void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x,
-                        uint32_t size_y)
+void cc__clusters_clear(cc_clusters *clusters, uint32_t size_x, uint32_t size_y)
 {
     clusters->size_x = size_x;
     clusters->size_y = size_y;
@@ -222,10 +223,10 @@ size_t cc__clusters_capacity(const cc_clusters *clusters)
 
 int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number)
 {
-    struct cc__frame_entry *frames =
-        grow(&cc__heap_allocator, clusters->frames,
-             &clusters->frames_capacity, clusters->n_frames + 1,
-             sizeof *frames);
+    struct cc__frame_entry *frames = grow(&cc__heap_allocator, clusters->frames,
+                                          &clusters->frames_capacity,
+                                          clusters->n_frames + 1,
+                                          sizeof *frames);
     if (frames == NULL)
         return CC_ENOMEM;
     clusters->frames = frames;
@@ -234,8 +235,8 @@ int cc__clusters_begin_frame(cc_clusters *clusters, uint64_t number)
     return CC_OK;
 }
 
-int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters,
-                      uint16_t x, uint16_t y, int32_t **values)
+int cc__clusters_push(cc_clusters *clusters, uint32_t max_clusters, uint16_t x,
+                      uint16_t y, int32_t **values)
 {
     struct cc__frame_entry *frame = &clusters->frames[clusters->n_frames - 1];
     *values = NULL;

@@ -25,8 +25,10 @@ static inline CC__HD struct cc__regions cc__regions_of(int mode, uint32_t rows,
     struct cc__regions r = {mode, rows, cols, 0,
                             (cols + CC__SUPERCOLUMN_WIDTH - 1) /
                                 CC__SUPERCOLUMN_WIDTH};
-    r.count = mode == 1 ? 2 * r.supercolumns : mode == 2 ? rows
-            : mode == 3 ? 2 : 0;
+    r.count = mode == 1   ? 2 * r.supercolumns
+              : mode == 2 ? rows
+              : mode == 3 ? 2
+                          : 0;
     return r;
 }
 
@@ -78,10 +80,9 @@ static inline CC__HD void cc__region_rectangle(const struct cc__regions *r,
 enum { CC__CENTRE_RANGE = 1024, CC__CENTRE_BINS = 2 * CC__CENTRE_RANGE + 1 };
 static inline CC__HD uint32_t cc__centre_bin(int32_t value)
 {
-    return value < -CC__CENTRE_RANGE ? 0
-           : value > CC__CENTRE_RANGE
-               ? CC__CENTRE_BINS - 1
-               : (uint32_t)(value + CC__CENTRE_RANGE);
+    return value < -CC__CENTRE_RANGE  ? 0
+           : value > CC__CENTRE_RANGE ? CC__CENTRE_BINS - 1
+                                      : (uint32_t)(value + CC__CENTRE_RANGE);
 }
 
 /* docs/spec.md §8.2: a region is estimated when at least a quarter of its

@@ -38,8 +38,7 @@ const char *cc_common_mode_name(cc_common_mode mode)
     return (unsigned)mode < COMMON_MODES ? common_mode_names[mode] : NULL;
 }
 
-int cc_common_mode_parse(const char *name, cc_common_mode *mode,
-                         char *message)
+int cc_common_mode_parse(const char *name, cc_common_mode *mode, char *message)
 {
     for (unsigned m = 0; name != NULL && m < COMMON_MODES; m++)
         if (strcmp(name, common_mode_names[m]) == 0) {
@@ -86,8 +85,8 @@ int cc_common_mode_region_map(const cc_config *config, uint32_t *region)
     if (region == NULL || cc_config_check(config, NULL) != CC_OK ||
         config->common_mode == CC_COMMON_MODE_NONE)
         return CC_EINVAL;
-    struct cc__regions regions = cc__regions_of(
-        (int)config->common_mode, config->rows, config->cols);
+    struct cc__regions regions = cc__regions_of((int)config->common_mode,
+                                                config->rows, config->cols);
     for (uint32_t row = 0; row < config->rows; row++)
         for (uint32_t col = 0; col < config->cols; col++)
             *region++ = cc__region_of(&regions, row, col);
@@ -125,8 +124,7 @@ int cc_config_check(const cc_config *config, char *message)
         return cc__message(message, CC_EINVAL, "unknown precision %d",
                            (int)config->precision);
     if (config->backend != CC_BACKEND_AUTO &&
-        config->backend != CC_BACKEND_CPU &&
-        config->backend != CC_BACKEND_CUDA)
+        config->backend != CC_BACKEND_CPU && config->backend != CC_BACKEND_CUDA)
         return cc__message(message, CC_EINVAL, "unknown backend %d",
                            (int)config->backend);
     if (config->threads > CC_THREADS_MAX)

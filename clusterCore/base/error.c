@@ -7,11 +7,9 @@
 const char *cc_strerror(int code)
 {
     switch (code) {
-    case CC_OK:
-        return "success";
-#define CC_ERROR_TEXT(name, value, message) \
-    case CC_##name:                         \
-        return message;
+    case CC_OK: return "success";
+#define CC_ERROR_TEXT(name, value, message)                                    \
+    case CC_##name: return message;
         CC_ERROR_MAP(CC_ERROR_TEXT)
 #undef CC_ERROR_TEXT
     }
@@ -21,11 +19,9 @@ const char *cc_strerror(int code)
 const char *cc_error_name(int code)
 {
     switch (code) {
-    case CC_OK:
-        return "CC_OK";
-#define CC_ERROR_NAME(name, value, message) \
-    case CC_##name:                         \
-        return "CC_" #name;
+    case CC_OK: return "CC_OK";
+#define CC_ERROR_NAME(name, value, message)                                    \
+    case CC_##name: return "CC_" #name;
         CC_ERROR_MAP(CC_ERROR_NAME)
 #undef CC_ERROR_NAME
     }

@@ -29,12 +29,12 @@ struct cc__pool {
     pthread_cond_t wake;     /* a task was posted, or the pool stops */
     pthread_cond_t finished; /* the last worker finished the task */
     atomic_bool abandoned;
-    atomic_uint sleepers;      /* threads asleep in cc__pool_wait_until */
+    atomic_uint sleepers; /* threads asleep in cc__pool_wait_until */
     pthread_mutex_t progress_lock;
     pthread_cond_t progressed; /* cc__pool_notify was called */
-    atomic_ulong generation; /* counts posted tasks; written under lock */
-    atomic_uint busy;        /* workers still running the task; likewise */
-    atomic_bool stopping;    /* written under lock */
+    atomic_ulong generation;   /* counts posted tasks; written under lock */
+    atomic_uint busy;          /* workers still running the task; likewise */
+    atomic_bool stopping;      /* written under lock */
     void (*task)(void *, unsigned);
     void *context;
 };
@@ -61,8 +61,7 @@ static void relax(void)
 /* Spins until done(pool, argument) holds, for SPIN_NS at most; the clock
  * is read once every 64 pauses. Returns whether it held. */
 static bool spin_until(struct cc__pool *pool,
-                       bool (*done)(struct cc__pool *, void *),
-                       void *argument)
+                       bool (*done)(struct cc__pool *, void *), void *argument)
 {
     uint64_t deadline = 0;
     for (unsigned spin = 1;; spin++) {

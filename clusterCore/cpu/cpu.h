@@ -32,7 +32,7 @@ struct cc__frame_job {
     const uint16_t *baseline;
     const uint8_t *pixel_mask; /* docs/spec.md §7.1, 0 = good */
     bool pedestal_only;        /* docs/spec.md §2.7 */
-    const void *s_in, *s2_in; /* state left by the previous frame */
+    const void *s_in, *s2_in;  /* state left by the previous frame */
     /* The frame's common mode per region (docs/spec.md §8), in the
      * working precision; NULL when the correction is off. */
     const void *common_mode;
@@ -44,7 +44,7 @@ struct cc__frame_job {
      * frame's values are added to; NULL when off (and for pedestal
      * frames, which the caller gives none). */
     double *analog;
-    void *s_out, *s2_out;     /* state this frame leaves */
+    void *s_out, *s2_out; /* state this frame leaves */
     /* The frame's pedestal-subtracted values, (rows + 2 half_y) x (cols +
      * 2 half_x), and per row max(0, v over the Nx cells around), (rows +
      * 2 half_y) x cols: padded with zeros that are never written. */
@@ -71,21 +71,21 @@ struct cc__common_mode_scratch {
 };
 enum { CC__CENTRE_COPIES = 4 };
 
-#define CC__DECLARE_PRECISION(real)                                          \
-    /* Writes rows [row0, row1) of job->v and job->hmax. */                  \
-    void cc__subtract_rows_##real(const struct cc__frame_job *job,          \
-                                  uint32_t row0, uint32_t row1);            \
+#define CC__DECLARE_PRECISION(real)                                            \
+    /* Writes rows [row0, row1) of job->v and job->hmax. */                    \
+    void cc__subtract_rows_##real(const struct cc__frame_job *job,             \
+                                  uint32_t row0, uint32_t row1);               \
     /* Decides rows [row0, row1) from job->v, the rows within half_y of     \
-     * them subtracted, and appends their clusters to list as one frame. */ \
-    int cc__decide_rows_##real(const struct cc__frame_job *job,             \
-                               struct cc__worker *worker, uint32_t row0,    \
-                               uint32_t row1, cc_clusters *list);           \
+     * them subtracted, and appends their clusters to list as one frame. */  \
+    int cc__decide_rows_##real(const struct cc__frame_job *job,                \
+                               struct cc__worker *worker, uint32_t row0,       \
+                               uint32_t row1, cc_clusters *list);              \
     /* One frame's common mode per region into values (real) and whether   \
-     * each was estimated. */                                               \
-    void cc__common_mode_frame_##real(                                      \
-        const struct cc__common_mode_job *job, const uint16_t *frame,       \
-        struct cc__common_mode_scratch *scratch, void *values,              \
-        uint8_t *estimated);
+     * each was estimated. */   \
+    void cc__common_mode_frame_##real(const struct cc__common_mode_job *job,   \
+                                      const uint16_t *frame,                   \
+                                      struct cc__common_mode_scratch *scratch, \
+                                      void *values, uint8_t *estimated);
 CC__DECLARE_PRECISION(float)
 CC__DECLARE_PRECISION(double)
 #undef CC__DECLARE_PRECISION
@@ -93,8 +93,8 @@ CC__DECLARE_PRECISION(double)
 /* ---- the CPU backend (cpu_backend.c) ---- */
 
 struct cc__cpu;
-int cc__cpu_new(struct cc__cpu **cpu, const cc_config *config,
-                unsigned threads, char *message);
+int cc__cpu_new(struct cc__cpu **cpu, const cc_config *config, unsigned threads,
+                char *message);
 void cc__cpu_destroy(struct cc__cpu *cpu);
 unsigned cc__cpu_threads(const struct cc__cpu *cpu);
 /* Processes a batch against pedestal; commits the new state only when the

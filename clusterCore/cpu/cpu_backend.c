@@ -55,9 +55,9 @@ struct cc__cpu {
     unsigned threads;
     unsigned n_blocks;
     struct block *blocks;
-    struct cc__worker *workers;   /* one a thread */
-    void *state[2][2];            /* [copy][s or s2] written by alternate frames */
-    void *subtracted[2][2];       /* [copy][v or hmax] of alternate frames */
+    struct cc__worker *workers; /* one a thread */
+    void *state[2][2];      /* [copy][s or s2] written by alternate frames */
+    void *subtracted[2][2]; /* [copy][v or hmax] of alternate frames */
     struct cc__placement *places; /* [frame][block]: the merge's */
     size_t places_capacity;
     void (*subtract_rows)(const struct cc__frame_job *, uint32_t, uint32_t);
@@ -151,7 +151,8 @@ static int init_worker(struct cc__worker *worker, const cc_config *config)
 static int new_subtracted(void *subtracted[2], const cc_config *config)
 {
     size_t real = cc__precision_size(config->precision);
-    size_t padded_rows = config->rows + 2 * (size_t)(config->cluster_size_y / 2);
+    size_t padded_rows = config->rows +
+                         2 * (size_t)(config->cluster_size_y / 2);
     size_t width = config->cols + 2 * (size_t)(config->cluster_size_x / 2);
     subtracted[0] = calloc(padded_rows * width, real);
     subtracted[1] = calloc(padded_rows * config->cols, real);
@@ -231,21 +232,21 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
         rc = init_worker(&cpu->workers[t], config);
     if (rc == CC_OK && config->common_mode != CC_COMMON_MODE_NONE) {
         uint32_t regions = cc_common_mode_regions(config);
-        cpu->common_mode_scratch =
-            calloc(threads, sizeof *cpu->common_mode_scratch);
+        cpu->common_mode_scratch = calloc(threads,
+                                          sizeof *cpu->common_mode_scratch);
         rc = cpu->common_mode_scratch == NULL ? CC_ENOMEM : CC_OK;
         for (unsigned t = 0; t < threads && rc == CC_OK; t++) {
             struct cc__common_mode_scratch *scratch =
                 &cpu->common_mode_scratch[t];
-            scratch->reference =
-                malloc(pixels * cc__precision_size(config->precision));
+            scratch->reference = malloc(pixels *
+                                        cc__precision_size(config->precision));
             scratch->bins = malloc(pixels * sizeof *scratch->bins);
             scratch->calm = malloc(pixels);
             scratch->calm_across = malloc(pixels);
             scratch->centre = malloc(regions * sizeof *scratch->centre);
-            scratch->histogram =
-                calloc((size_t)CC__CENTRE_COPIES * CC__CENTRE_BINS,
-                       sizeof *scratch->histogram);
+            scratch->histogram = calloc((size_t)CC__CENTRE_COPIES *
+                                            CC__CENTRE_BINS,
+                                        sizeof *scratch->histogram);
             if (!scratch->reference || !scratch->bins || !scratch->calm ||
                 !scratch->calm_across || !scratch->centre ||
                 !scratch->histogram)
@@ -254,9 +255,9 @@ int cc__cpu_new(struct cc__cpu **result, const cc_config *config,
     }
     if (rc != CC_OK) {
         cc__cpu_destroy(cpu);
-        return cc__message(message, rc, "no memory for the CPU backend's "
-                                        "buffers of %" PRIu32 " x %" PRIu32
-                                        " pixels",
+        return cc__message(message, rc,
+                           "no memory for the CPU backend's "
+                           "buffers of %" PRIu32 " x %" PRIu32 " pixels",
                            config->rows, config->cols);
     }
     rc = cc__pool_new(&cpu->pool, threads);
@@ -301,8 +302,8 @@ static int place_clusters(struct cc__cpu *cpu, const struct batch *batch)
     size_t blocks = cpu->n_blocks;
     size_t needed = batch->n_frames * blocks;
     if (needed > cpu->places_capacity) {
-        struct cc__placement *places =
-            realloc(cpu->places, needed * sizeof *places);
+        struct cc__placement *places = realloc(cpu->places,
+                                               needed * sizeof *places);
         if (places == NULL)
             return CC_ENOMEM;
         cpu->places = places;
@@ -407,8 +408,7 @@ static unsigned claim_block(struct cc__cpu *cpu, unsigned thread,
             return b;
         struct block *block = &cpu->blocks[b];
         bool unclaimed = false;
-        if (!atomic_compare_exchange_strong(&block->claimed, &unclaimed,
-                                            true))
+        if (!atomic_compare_exchange_strong(&block->claimed, &unclaimed, true))
             continue;
         /* Another thread may have taken the step between the look and
          * the claim. */
@@ -536,7 +536,8 @@ static void estimate_common_mode(void *context, unsigned thread)
                                batch->estimated + k * regions);
 }
 
-int cc__cpu_process(struct cc__cpu *cpu, const struct cc__batch_request *request,
+int cc__cpu_process(struct cc__cpu *cpu,
+                    const struct cc__batch_request *request,
                     struct cc__pedestal *pedestal, const void *gain,
                     double *analog, char *message)
 {
@@ -582,9 +583,8 @@ int cc__cpu_process(struct cc__cpu *cpu, const struct cc__batch_request *request
                                                       config->cols),
                             .adc_mask = config->adc_mask,
                             .nsigma = config->nsigma},
-        .common_mode = config->common_mode != CC_COMMON_MODE_NONE
-                           ? common_mode
-                           : NULL,
+        .common_mode = config->common_mode != CC_COMMON_MODE_NONE ? common_mode
+                                                                  : NULL,
         .estimated = estimated,
     };
     atomic_init(&batch.error, CC_OK);

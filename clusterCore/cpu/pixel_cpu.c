@@ -38,8 +38,8 @@ typedef CC_REAL real;
 /* w = y - r_ref of every pixel of the frame (docs/spec.md §8.2), and
  * the bin of its whole-ADU value in the centre's histogram. */
 static void reference_values(const struct cc__common_mode_job *job,
-                             const uint16_t *restrict frame,
-                             real *restrict w, uint16_t *restrict bins)
+                             const uint16_t *restrict frame, real *restrict w,
+                             uint16_t *restrict bins)
 {
     const struct cc__pedestal *pedestal = job->pedestal;
     const uint16_t *restrict baseline = pedestal->baseline;
@@ -139,10 +139,9 @@ static void calm_pixels(const struct cc__common_mode_job *job,
     }
 }
 
-void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
-                                         const uint16_t *frame,
-                                         struct cc__common_mode_scratch *scratch,
-                                         void *values, uint8_t *estimated)
+void PRECISION_FN(cc__common_mode_frame)(
+    const struct cc__common_mode_job *job, const uint16_t *frame,
+    struct cc__common_mode_scratch *scratch, void *values, uint8_t *estimated)
 {
     const struct cc__regions *regions = &job->regions;
     const uint8_t *masked = job->pedestal->mask;
@@ -150,8 +149,8 @@ void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
     const uint8_t *across = scratch->calm_across;
     reference_values(job, frame, w, scratch->bins);
     for (uint32_t region = 0; region < regions->count; region++)
-        scratch->centre[region] =
-            region_centre(job, scratch->bins, region, scratch->histogram);
+        scratch->centre[region] = region_centre(job, scratch->bins, region,
+                                                scratch->histogram);
     calm_pixels(job, w, scratch->centre, scratch->calm, scratch->calm_across);
     const size_t cols = regions->cols;
     for (uint32_t region = 0; region < regions->count; region++) {
@@ -163,8 +162,9 @@ void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
             size_t first = (size_t)row * cols;
             const uint8_t *up = across + (row > 0 ? first - cols : first);
             const uint8_t *here = across + first;
-            const uint8_t *down =
-                across + (row + 1 < regions->rows ? first + cols : first);
+            const uint8_t *down = across + (row + 1 < regions->rows
+                                                ? first + cols
+                                                : first);
             for (uint32_t col = col0; col < col1; col++) {
                 int good = !masked[first + col];
                 int is_quiet = good & up[col] & here[col] & down[col];
@@ -184,9 +184,8 @@ void PRECISION_FN(cc__common_mode_frame)(const struct cc__common_mode_job *job,
 static inline real region_common_mode(const struct cc__frame_job *job,
                                       uint32_t region)
 {
-    return job->common_mode != NULL
-               ? ((const real *)job->common_mode)[region]
-               : (real)0;
+    return job->common_mode != NULL ? ((const real *)job->common_mode)[region]
+                                    : (real)0;
 }
 
 /* v = (x - X0 - c) - r of n pixels of a row that share the common mode
@@ -196,9 +195,8 @@ static inline real region_common_mode(const struct cc__frame_job *job,
 ROW_LOOP void row_values(size_t n, real c, real n_window, uint16_t mask,
                          const uint16_t *restrict x,
                          const uint16_t *restrict baseline,
-                         const uint8_t *restrict masked,
-                         const real *restrict s, const real *restrict gain,
-                         real *restrict v)
+                         const uint8_t *restrict masked, const real *restrict s,
+                         const real *restrict gain, real *restrict v)
 {
     for (size_t ix = 0; ix < n; ix++) {
         real value = pixel_value_from_offset(
@@ -216,8 +214,8 @@ ROW_LOOP void row_values(size_t n, real c, real n_window, uint16_t mask,
  * the emitted cluster": the padding rows and columns are never written.
  * Masked pixels are written as 0 for the same reason. A row is taken in
  * runs of columns that share a common mode c. */
-ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
-                              uint32_t row0, uint32_t row1)
+ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job, uint32_t row0,
+                                uint32_t row1)
 {
     const size_t cols = job->cols, nx = 2 * (size_t)job->half_x + 1;
     const size_t width = cols + 2 * (size_t)job->half_x;
@@ -234,12 +232,11 @@ ROW_LOOP void subtract_pedestal(const struct cc__frame_job *job,
         real *restrict v_cols = v + job->half_x;
         for (uint32_t x0 = 0, end; x0 < cols; x0 = end) {
             end = cc__region_run_end(&job->regions, x0);
-            real c = region_common_mode(
-                job, cc__region_of(&job->regions, (uint32_t)row, x0));
+            real c = region_common_mode(job, cc__region_of(&job->regions,
+                                                           (uint32_t)row, x0));
             if (gain != NULL)
                 row_values(end - x0, c, n, mask, x + x0, baseline + x0,
-                           masked + x0, s + x0, gain + first + x0,
-                           v_cols + x0);
+                           masked + x0, s + x0, gain + first + x0, v_cols + x0);
             else
                 row_values(end - x0, c, n, mask, x + x0, baseline + x0,
                            masked + x0, s + x0, NULL, v_cols + x0);
@@ -276,8 +273,8 @@ ROW_LOOP void window_chunk(const struct cc__frame_job *job,
         for (size_t dx = 0; dx < nx; dx++)
             for (size_t i = 0; i < n; i++)
                 sum[i] += v[i + dx];
-        const real *restrict hmax =
-            (const real *)job->hmax + (iy + dy) * cols + x0;
+        const real *restrict hmax = (const real *)job->hmax + (iy + dy) * cols +
+                                    x0;
         for (size_t i = 0; i < n; i++)
             max[i] = hmax[i] > max[i] ? hmax[i] : max[i];
     }
@@ -291,7 +288,7 @@ ROW_LOOP void window_chunk(const struct cc__frame_job *job,
 
 /* Window sum and window max for every pixel of row iy. */
 ROW_LOOP void window_sums(const struct cc__frame_job *job,
-                        struct cc__worker *worker, size_t iy)
+                          struct cc__worker *worker, size_t iy)
 {
     size_t x0 = 0;
     for (; x0 + WINDOW_CHUNK <= job->cols; x0 += WINDOW_CHUNK)
@@ -314,16 +311,14 @@ struct thresholds {
  * and writes every pixel's next state (updated only when quiet). The
  * pointers are restrict parameters because that is where GCC trusts them
  * enough to vectorise without run-time overlap checks. */
-ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
-                          const uint16_t *restrict x,
-                          const uint16_t *restrict baseline,
-                          const uint8_t *restrict masked,
-                          const real *restrict gain,
-                          const real *restrict v, const real *restrict wmax,
-                          const real *restrict total,
-                          const real *restrict s_in,
-                          const real *restrict s2_in, real *restrict s_out,
-                          real *restrict s2_out, uint8_t *restrict emit)
+ROW_LOOP void
+decide_pixels(size_t cols, struct thresholds t, const uint16_t *restrict x,
+              const uint16_t *restrict baseline, const uint8_t *restrict masked,
+              const real *restrict gain, const real *restrict v,
+              const real *restrict wmax, const real *restrict total,
+              const real *restrict s_in, const real *restrict s2_in,
+              real *restrict s_out, real *restrict s2_out,
+              uint8_t *restrict emit)
 {
     for (size_t ix = 0; ix < cols; ix++) {
         real s2_mean;
@@ -339,8 +334,8 @@ ROW_LOOP void decide_pixels(size_t cols, struct thresholds t,
             update = pixel_value_from_offset(y, r);
         }
         int flags = pixel_decide_unless_masked(
-            pixel_decide_in_frame(pixel_decide(v[ix], wmax[ix], total[ix],
-                                               rms, t.nsigma, t.c3nsigma),
+            pixel_decide_in_frame(pixel_decide(v[ix], wmax[ix], total[ix], rms,
+                                               t.nsigma, t.c3nsigma),
                                   t.pedestal_only),
             masked[ix]);
         int quiet = flags / PIXEL_QUIET;
@@ -359,15 +354,14 @@ ROW_LOOP void decide_run(const struct cc__frame_job *job,
                          const real *gain)
 {
     decide_pixels(end - x0, t, job->frame + at, job->baseline + at,
-                  job->pixel_mask + at, gain, v + x0,
-                  (real *)worker->wmax + x0, (real *)worker->total + x0,
-                  (const real *)job->s_in + at, (const real *)job->s2_in + at,
-                  (real *)job->s_out + at, (real *)job->s2_out + at,
-                  worker->emit + x0);
+                  job->pixel_mask + at, gain, v + x0, (real *)worker->wmax + x0,
+                  (real *)worker->total + x0, (const real *)job->s_in + at,
+                  (const real *)job->s2_in + at, (real *)job->s_out + at,
+                  (real *)job->s2_out + at, worker->emit + x0);
 }
 
 ROW_LOOP void decide_row(const struct cc__frame_job *job,
-                       struct cc__worker *worker, size_t iy)
+                         struct cc__worker *worker, size_t iy)
 {
     const size_t width = job->cols + 2 * (size_t)job->half_x;
     const size_t first = iy * job->cols;
@@ -376,12 +370,13 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
                            .c3nsigma = (real)job->c3nsigma,
                            .adc_mask = job->adc_mask,
                            .pedestal_only = job->pedestal_only};
-    const real *v =
-        (const real *)job->v + (iy + job->half_y) * width + job->half_x;
+    const real *v = (const real *)job->v + (iy + job->half_y) * width +
+                    job->half_x;
     for (uint32_t x0 = 0, end; x0 < job->cols; x0 = end) {
         end = cc__region_run_end(&job->regions, x0);
-        t.common_mode = region_common_mode(
-            job, cc__region_of(&job->regions, (uint32_t)iy, x0));
+        t.common_mode = region_common_mode(job,
+                                           cc__region_of(&job->regions,
+                                                         (uint32_t)iy, x0));
         size_t at = first + x0;
         if (job->gain != NULL)
             decide_run(job, worker, t, v, at, x0, end,
@@ -396,8 +391,8 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
 static void add_analog_row(const struct cc__frame_job *job, size_t iy)
 {
     const size_t width = job->cols + 2 * (size_t)job->half_x;
-    const real *v =
-        (const real *)job->v + (iy + job->half_y) * width + job->half_x;
+    const real *v = (const real *)job->v + (iy + job->half_y) * width +
+                    job->half_x;
     double *sums = job->analog + iy * job->cols;
     for (size_t ix = 0; ix < job->cols; ix++)
         sums[ix] += (double)v[ix];
@@ -423,8 +418,8 @@ static int emit_clusters(const struct cc__frame_job *job,
             if (!worker->emit[ix])
                 continue;
             int32_t *values;
-            int rc = cc__clusters_push(list, job->max_clusters,
-                                       (uint16_t)ix, (uint16_t)iy, &values);
+            int rc = cc__clusters_push(list, job->max_clusters, (uint16_t)ix,
+                                       (uint16_t)iy, &values);
             if (rc != CC_OK)
                 return rc;
             if (values == NULL)
@@ -446,7 +441,7 @@ static int emit_clusters(const struct cc__frame_job *job,
  * crashes: no clones there. Clang 14 gives the dispatcher another name
  * than the function's, which callers in other files then cannot link: GCC
  * only. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
     !defined(__SANITIZE_THREAD__)
 #define ISA_CLONES __attribute__((target_clones("avx2", "default")))
 #else

@@ -20,8 +20,7 @@ static int make_tally(struct device_tally *tally, size_t n, size_t n_totals,
     tally->n = n;
     tally->n_totals = n_totals;
     CUDA_TRY(cudaMalloc(&tally->counts, n * sizeof(unsigned long long)), what);
-    CUDA_TRY(cudaMalloc(&tally->totals,
-                        n_totals * sizeof(unsigned long long)),
+    CUDA_TRY(cudaMalloc(&tally->totals, n_totals * sizeof(unsigned long long)),
              what);
     CUDA_TRY(cudaMemset(tally->counts, 0, n * sizeof(unsigned long long)),
              what);
@@ -109,11 +108,11 @@ static void free_imaging(struct device_imaging *imaging)
 }
 
 /* A device copy of map's tables and an empty image, or NULL. */
-static int make_imaging(const cc__image_map *map,
-                        struct device_imaging **made, char *message)
+static int make_imaging(const cc__image_map *map, struct device_imaging **made,
+                        char *message)
 {
-    struct device_imaging *imaging =
-        (struct device_imaging *)calloc(1, sizeof *imaging);
+    struct device_imaging *imaging = (struct device_imaging *)
+        calloc(1, sizeof *imaging);
     if (imaging == NULL)
         return cc__message(message, CC_ENOMEM, "no memory for imaging");
     *made = imaging;
@@ -198,8 +197,8 @@ static void free_spectra(struct device_spectra *spectra)
 }
 
 int cc__cuda_set_spectra(struct cc__cuda *cuda,
-                         const struct cc__gain_binning *binning,
-                         uint32_t rows, uint32_t cols, char *message)
+                         const struct cc__gain_binning *binning, uint32_t rows,
+                         uint32_t cols, char *message)
 {
     REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
@@ -210,9 +209,8 @@ int cc__cuda_set_spectra(struct cc__cuda *cuda,
             return cc__message(message, CC_ENOMEM, "no memory for spectra");
         made->binning = *binning;
         made->cols = cols;
-        int rc = make_tally(&made->spectra,
-                            (size_t)rows * cols * binning->bins, 2,
-                            "allocating the spectra", message);
+        int rc = make_tally(&made->spectra, (size_t)rows * cols * binning->bins,
+                            2, "allocating the spectra", message);
         if (rc != CC_OK) { /* the spectra in force stay */
             free_spectra(made);
             return rc;
@@ -229,8 +227,7 @@ int cc__cuda_set_spectra(struct cc__cuda *cuda,
 }
 
 int cc__cuda_take_spectra(struct cc__cuda *cuda, uint64_t *counts,
-                          uint64_t *photons, uint64_t *outside,
-                          char *message)
+                          uint64_t *photons, uint64_t *outside, char *message)
 {
     unsigned long long totals[2];
     REFUSE_IF_LOST(cuda);
@@ -244,7 +241,6 @@ int cc__cuda_take_spectra(struct cc__cuda *cuda, uint64_t *counts,
     return CC_OK;
 }
 
-
 static void free_counting(struct device_counting *counting)
 {
     if (counting == NULL)
@@ -257,8 +253,7 @@ static void free_counting(struct device_counting *counting)
 static size_t counting_size(const cc__tally_binning *binning)
 {
     return (binning->counts_spectrum ? binning->bins : 0) +
-           (binning->counts_hitmap ? (size_t)binning->rows * binning->cols
-                                   : 0);
+           (binning->counts_hitmap ? (size_t)binning->rows * binning->cols : 0);
 }
 
 int cc__cuda_set_counting(struct cc__cuda *cuda,
@@ -377,20 +372,21 @@ int cc__cuda_enqueue_accumulators(struct cc__cuda *cuda, struct slot *slot,
 {
     if (cuda->chunk_entered[chunk])
         return CC_OK;
-    const cc__chunk_clusters clusters = {
-        size_x,                size_y,
-        slot->cluster_x,       slot->cluster_y,
-        slot->cluster_values,  cuda->device_totals + chunk,
-        slot->cluster_capacity};
+    const cc__chunk_clusters clusters = {size_x,
+                                         size_y,
+                                         slot->cluster_x,
+                                         slot->cluster_y,
+                                         slot->cluster_values,
+                                         cuda->device_totals + chunk,
+                                         slot->cluster_capacity};
     if (cuda->imaging != NULL)
         CUDA_TRY(cc__launch_image(cuda->imaging->map, clusters,
                                   cuda->imaging->image.counts,
                                   cuda->imaging->image.totals, cuda->output),
                  "launching the image kernel");
     if (cuda->spectra != NULL)
-        CUDA_TRY(cc__launch_spectra(cuda->spectra->binning,
-                                    cuda->spectra->cols, clusters,
-                                    cuda->spectra->spectra.counts,
+        CUDA_TRY(cc__launch_spectra(cuda->spectra->binning, cuda->spectra->cols,
+                                    clusters, cuda->spectra->spectra.counts,
                                     cuda->spectra->spectra.totals,
                                     cuda->output),
                  "launching the spectra kernel");

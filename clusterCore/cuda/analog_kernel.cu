@@ -15,9 +15,8 @@
 enum { ANALOG_THREADS = 256 };
 
 template <typename T>
-__global__ void analog_kernel(const T *__restrict__ v_planes,
-                              uint32_t n_frames, size_t pixels,
-                              double *__restrict__ sums)
+__global__ void analog_kernel(const T *__restrict__ v_planes, uint32_t n_frames,
+                              size_t pixels, double *__restrict__ sums)
 {
     size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= pixels)
@@ -46,20 +45,22 @@ cudaError_t cc__launch_analog(const T *v_planes, uint32_t n_frames,
                               size_t pixels, double *batch_sums,
                               cudaStream_t stream)
 {
-    analog_kernel<T><<<blocks_for(pixels), ANALOG_THREADS, 0, stream>>>(
-        v_planes, n_frames, pixels, batch_sums);
+    analog_kernel<T>
+        <<<blocks_for(pixels), ANALOG_THREADS, 0, stream>>>(v_planes, n_frames,
+                                                            pixels, batch_sums);
     return cudaGetLastError();
 }
 
 cudaError_t cc__launch_analog_fold(const double *batch_sums, size_t pixels,
                                    double *sums, cudaStream_t stream)
 {
-    fold_kernel<<<blocks_for(pixels), ANALOG_THREADS, 0, stream>>>(
-        batch_sums, pixels, sums);
+    fold_kernel<<<blocks_for(pixels), ANALOG_THREADS, 0, stream>>>(batch_sums,
+                                                                   pixels,
+                                                                   sums);
     return cudaGetLastError();
 }
 
 template cudaError_t cc__launch_analog<float>(const float *, uint32_t, size_t,
                                               double *, cudaStream_t);
-template cudaError_t cc__launch_analog<double>(const double *, uint32_t,
-                                               size_t, double *, cudaStream_t);
+template cudaError_t cc__launch_analog<double>(const double *, uint32_t, size_t,
+                                               double *, cudaStream_t);

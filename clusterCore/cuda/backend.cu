@@ -149,7 +149,7 @@ static size_t first_slot_clusters(const struct cc__cuda *cuda)
 
 /* Gives a slot (re)allocated arrays for cuda->slot_clusters clusters. */
 int cc__cuda_allocate_slot_clusters(struct cc__cuda *cuda, struct slot *slot,
-                                  char *message)
+                                    char *message)
 {
     cudaFree(slot->cluster_x);
     cudaFree(slot->cluster_y);
@@ -170,7 +170,7 @@ int cc__cuda_allocate_slot_clusters(struct cc__cuda *cuda, struct slot *slot,
 
 /* Zeroes what the common-mode kernels keep zero between chunks. */
 int cc__cuda_clear_common_mode_work(const cc__common_mode_work *work,
-                                  char *message)
+                                    char *message)
 {
     if (work->arrivals == NULL)
         return CC_OK;
@@ -187,8 +187,7 @@ int cc__cuda_clear_common_mode_work(const cc__common_mode_work *work,
 }
 
 /* A kernel's table of parts (cc__common_mode_parts), on the device. */
-static int upload_parts(const cc__regions &regions,
-                        const cc__part_shape &shape,
+static int upload_parts(const cc__regions &regions, const cc__part_shape &shape,
                         const cc__part_rect **device_parts, char *message)
 {
     const size_t n = (size_t)shape.parts * regions.count;
@@ -205,13 +204,12 @@ static int upload_parts(const cc__regions &regions,
     free(parts);
     *device_parts = made; /* freed with the slot, even after a failure */
     if (error != cudaSuccess)
-        return cuda_failure(message, "copying the common mode's parts",
-                            error);
+        return cuda_failure(message, "copying the common mode's parts", error);
     return CC_OK;
 }
 
-static int allocate_common_mode_work(struct cc__cuda *cuda,
-                                     struct slot *slot, char *message)
+static int allocate_common_mode_work(struct cc__cuda *cuda, struct slot *slot,
+                                     char *message)
 {
     cc__common_mode_work *work = &slot->common_mode_work;
     size_t frames = cuda->chunk_frames;
@@ -246,8 +244,7 @@ static int allocate_slot(struct cc__cuda *cuda, struct slot *slot,
              "creating an event");
     CUDA_TRY(cudaEventCreateWithFlags(&slot->decided, cudaEventDisableTiming),
              "creating an event");
-    CUDA_TRY(cudaEventCreateWithFlags(&slot->extracted,
-                                      cudaEventDisableTiming),
+    CUDA_TRY(cudaEventCreateWithFlags(&slot->extracted, cudaEventDisableTiming),
              "creating an event");
     CUDA_TRY(cudaEventCreateWithFlags(&slot->downloaded,
                                       cudaEventDisableTiming),
@@ -295,8 +292,9 @@ static void explain_no_gpu(cudaError_t error, char *why, size_t size)
     cudaDriverGetVersion(&driver);
     cudaRuntimeGetVersion(&runtime);
     if (driver == 0)
-        snprintf(why, size, "no NVIDIA driver is installed (libcuda.so.1 "
-                            "not found)");
+        snprintf(why, size,
+                 "no NVIDIA driver is installed (libcuda.so.1 "
+                 "not found)");
     else if (error == cudaErrorInsufficientDriver || driver < runtime)
         snprintf(why, size,
                  "the NVIDIA driver supports CUDA %d.%d, older than this "
@@ -319,8 +317,8 @@ static int open_device(struct cc__cuda *cuda, const cc_config *config,
         char why[CC_MESSAGE_SIZE / 2];
         explain_no_gpu(error, why, sizeof why);
         cc__message(description, CC_EDEVICE, "no usable GPU: %s", why);
-        return cc__message(message, CC_EDEVICE, "CUDA backend: no usable GPU: %s",
-                           why);
+        return cc__message(message, CC_EDEVICE,
+                           "CUDA backend: no usable GPU: %s", why);
     }
     CUDA_TRY(cudaGetDevice(&cuda->device), "choosing the device");
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
@@ -342,8 +340,7 @@ static int allocate_state(struct cc__cuda *cuda, char *message)
              "creating the compute stream");
     CUDA_TRY(cudaStreamCreateWithFlags(&cuda->output, cudaStreamNonBlocking),
              "creating the output stream");
-    CUDA_TRY(cudaStreamCreateWithFlags(&cuda->download,
-                                       cudaStreamNonBlocking),
+    CUDA_TRY(cudaStreamCreateWithFlags(&cuda->download, cudaStreamNonBlocking),
              "creating the download stream");
     fixed_planes *planes[2] = {&cuda->fixed, &cuda->fixed_spare};
     for (int k = 0; k < 2; k++) {
@@ -374,7 +371,8 @@ int cc__cuda_new(struct cc__cuda **result, const cc_config *config,
     *result = NULL;
     struct cc__cuda *cuda = (struct cc__cuda *)calloc(1, sizeof *cuda);
     if (cuda == NULL)
-        return cc__message(message, CC_ENOMEM, "no memory for the CUDA backend");
+        return cc__message(message, CC_ENOMEM,
+                           "no memory for the CUDA backend");
     cuda->precision = config->precision;
     cuda->pixels = (size_t)config->rows * config->cols;
     cuda->real_size = cc__precision_size(config->precision);
@@ -431,13 +429,14 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
     /* Asking for more frames a launch than fit means as many as fit. */
     shape.steps = fit_steps(cuda, shape);
     if (shape.steps == 0 || shape.threads % 32 != 0 ||
-        shape.threads > cc__decide_max_threads(cuda->shape_geometry,
-                                               cuda->real_size))
+        shape.threads >
+            cc__decide_max_threads(cuda->shape_geometry, cuda->real_size))
         return CC_EINVAL;
     cuda->shape = shape;
     if (tuning->copies != 0)
         cuda->copies = (int)tuning->copies;
-    if (tuning->chunk_frames != 0 && tuning->chunk_frames != cuda->chunk_frames) {
+    if (tuning->chunk_frames != 0 &&
+        tuning->chunk_frames != cuda->chunk_frames) {
         cudaSetDevice(cuda->device);
         cudaDeviceSynchronize();
         free_chunk_buffers(cuda);
@@ -450,8 +449,7 @@ int cc__cuda_tune(struct cc__cuda *cuda, const struct cc__cuda_tuning *tuning)
 
 /* ---- the gain map ---- */
 
-int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors,
-                      char *message)
+int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors, char *message)
 {
     REFUSE_IF_LOST(cuda);
     CUDA_TRY(cudaSetDevice(cuda->device), "choosing the device");
@@ -463,8 +461,8 @@ int cc__cuda_set_gain(struct cc__cuda *cuda, const void *factors,
          * the map in force. */
         size_t bytes = cuda->pixels * cuda->real_size;
         CUDA_TRY(cudaMalloc(&next, bytes), "allocating the gain map");
-        cudaError_t copied =
-            cudaMemcpy(next, factors, bytes, cudaMemcpyHostToDevice);
+        cudaError_t copied = cudaMemcpy(next, factors, bytes,
+                                        cudaMemcpyHostToDevice);
         if (copied != cudaSuccess) {
             cudaFree(next);
             return cuda_failure(message, "copying the gain map to the GPU",

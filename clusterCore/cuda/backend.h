@@ -67,13 +67,12 @@ int cc__cuda_take_image(struct cc__cuda *cuda, uint64_t *counts,
  * binned as binning says (rows x cols pixels), kept on the GPU; NULL
  * stops and frees them. */
 int cc__cuda_set_spectra(struct cc__cuda *cuda,
-                         const struct cc__gain_binning *binning,
-                         uint32_t rows, uint32_t cols, char *message);
+                         const struct cc__gain_binning *binning, uint32_t rows,
+                         uint32_t cols, char *message);
 /* Copies the GPU's spectra (one uint64 a bin of every pixel's) and their
  * photons and outside counts out and empties them. */
 int cc__cuda_take_spectra(struct cc__cuda *cuda, uint64_t *counts,
-                          uint64_t *photons, uint64_t *outside,
-                          char *message);
+                          uint64_t *photons, uint64_t *outside, char *message);
 
 /* From now on counts the clusters of every batch into a spectrum and a
  * hit map binned as binning says (either may be left out), kept on the

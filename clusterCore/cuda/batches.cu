@@ -27,7 +27,6 @@
 
 #include "device.h"
 
-
 /* Replaces *memory by `bytes` of mapped page-locked memory (NULL on
  * failure). */
 static int remap_host(void **memory, size_t bytes, char *message)
@@ -52,8 +51,8 @@ static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
         if (rc == CC_OK)
             rc = remap_host((void **)&cuda->dropped, capacity * 4, message);
         if (rc == CC_OK && cells > 0)
-            rc = remap_host(&cuda->batch_common_mode,
-                            cells * cuda->real_size, message);
+            rc = remap_host(&cuda->batch_common_mode, cells * cuda->real_size,
+                            message);
         if (rc == CC_OK && cells > 0)
             rc = remap_host((void **)&cuda->batch_estimated, cells, message);
         if (rc != CC_OK)
@@ -73,8 +72,8 @@ static int reserve_batch(struct cc__cuda *cuda, size_t n_frames,
                  "allocating per-batch counts");
         uint8_t *entered = (uint8_t *)realloc(cuda->chunk_entered, capacity);
         if (entered == NULL)
-            return cc__message(message, CC_ENOMEM,
-                               "no memory for %zu chunks", capacity);
+            return cc__message(message, CC_ENOMEM, "no memory for %zu chunks",
+                               capacity);
         cuda->chunk_entered = entered;
         cuda->totals_capacity = capacity;
     }
@@ -88,12 +87,12 @@ struct batch {
     cc__frame_geometry geometry;
     uint32_t max_clusters;
     cc_clusters *out;
-    size_t launches;      /* decide launches enqueued so far */
-    size_t placed;        /* clusters copied (or on their way) into out */
-    size_t slot_clusters; /* a slot's arrays need this many (0: they did) */
+    size_t launches;         /* decide launches enqueued so far */
+    size_t placed;           /* clusters copied (or on their way) into out */
+    size_t slot_clusters;    /* a slot's arrays need this many (0: they did) */
     size_t entries_enqueued; /* chunks whose image and spectra launches are
                               enqueued */
-    size_t fault_chunk;   /* the chunk a planted fault fails, or SIZE_MAX */
+    size_t fault_chunk;      /* the chunk a planted fault fails, or SIZE_MAX */
     uint32_t size_x, size_y;
 };
 
@@ -139,8 +138,7 @@ static cudaError_t copy_together(struct copies *copies, size_t n,
 
 /* Enqueues the copies on stream and empties the list. */
 static int flush_copies(struct cc__cuda *cuda, struct copies *copies,
-                        cudaStream_t stream, const char *what,
-                        char *message)
+                        cudaStream_t stream, const char *what, char *message)
 {
     size_t n = copies->n;
     copies->n = 0;
@@ -207,8 +205,8 @@ static int enqueue_copy(struct cc__cuda *cuda, struct slot *slot,
         uint16_t *to = slot->frames + k * cuda->pixels;
         bool locked = cc_host_is_locked(run);
         if (batch->frames.each != NULL && locked) {
-            int rc = add_copy(cuda, &copies, to, run, bytes, slot->copy,
-                              what, message);
+            int rc = add_copy(cuda, &copies, to, run, bytes, slot->copy, what,
+                              message);
             if (rc != CC_OK)
                 return rc;
             k++;
@@ -281,10 +279,9 @@ static int enqueue_decide(struct cc__cuda *cuda, struct slot *slot,
                      (const T *)cuda->state[in][0],
                      (const T *)cuda->state[in][1], (T *)cuda->state[out][0],
                      (T *)cuda->state[out][1],
-                     cuda->regions.count > 0
-                         ? (const T *)slot->common_mode +
-                               i * cuda->regions.count
-                         : NULL,
+                     cuda->regions.count > 0 ? (const T *)slot->common_mode +
+                                                   i * cuda->regions.count
+                                             : NULL,
                      (const T *)cuda->gain,
                      (T *)slot->v_planes + i * cuda->pixels,
                      slot->bitmaps + i * cuda->bitmap_words, slot->counts + i,
@@ -332,7 +329,6 @@ static int enqueue_extract(struct cc__cuda *cuda, struct slot *slot,
              "recording the extraction");
     return CC_OK;
 }
-
 
 /* Points out's arrays at page-locked memory for needed clusters. */
 static int prepare_output(cc_clusters *out, size_t needed, char *message)
@@ -385,12 +381,10 @@ static int download_chunk(struct cc__cuda *cuda, struct batch *batch,
     return CC_OK;
 }
 
-
 /* Enqueues every chunk of the batch, downloading each chunk's clusters
  * `streams` chunks later, and waits for the last. */
 template <typename T>
-static int run_batch(struct cc__cuda *cuda, struct batch *batch,
-                     char *message)
+static int run_batch(struct cc__cuda *cuda, struct batch *batch, char *message)
 {
     batch->launches = 0;
     batch->placed = 0;
@@ -401,8 +395,8 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
         CUDA_TRY(cudaMemsetAsync(cuda->analog_batch, 0,
                                  cuda->pixels * sizeof(double), cuda->output),
                  "clearing the batch's analog sums");
-    size_t n_chunks =
-        (batch->n_frames + cuda->chunk_frames - 1) / cuda->chunk_frames;
+    size_t n_chunks = (batch->n_frames + cuda->chunk_frames - 1) /
+                      cuda->chunk_frames;
     for (size_t chunk = 0; chunk < n_chunks; chunk++) {
         int rc = CC_OK;
         if (chunk >= cuda->n_slots)
@@ -427,9 +421,8 @@ static int run_batch(struct cc__cuda *cuda, struct batch *batch,
             rc = enqueue_extract<T>(cuda, slot, batch, chunk, first, count,
                                     message);
         if (rc == CC_OK)
-            rc = cc__cuda_enqueue_accumulators(cuda, slot, chunk,
-                                               batch->size_x, batch->size_y,
-                                               message);
+            rc = cc__cuda_enqueue_accumulators(cuda, slot, chunk, batch->size_x,
+                                               batch->size_y, message);
         if (rc != CC_OK)
             return rc;
         batch->entries_enqueued = chunk + 1;
@@ -452,7 +445,8 @@ static int grow_slot_clusters(struct cc__cuda *cuda, size_t clusters,
     CUDA_TRY(cudaDeviceSynchronize(), "finishing the GPU's work");
     cuda->slot_clusters = clusters;
     for (unsigned i = 0; i < cuda->n_slots; i++) {
-        int rc = cc__cuda_allocate_slot_clusters(cuda, &cuda->slots[i], message);
+        int rc = cc__cuda_allocate_slot_clusters(cuda, &cuda->slots[i],
+                                                 message);
         if (rc != CC_OK)
             return rc;
     }
@@ -472,8 +466,8 @@ static int clear_slots(struct cc__cuda *cuda, char *message)
                  "clearing centre bitmaps");
         CUDA_TRY(cudaMemset(cuda->slots[i].counts, 0, cuda->chunk_frames * 4),
                  "clearing counts");
-        int rc = cc__cuda_clear_common_mode_work(&cuda->slots[i].common_mode_work,
-                                        message);
+        int rc = cc__cuda_clear_common_mode_work(
+            &cuda->slots[i].common_mode_work, message);
         if (rc != CC_OK)
             return rc;
     }
@@ -494,7 +488,7 @@ static int first_failure(int rc, struct cc__cuda *cuda)
  * Unless the GPU cannot finish its work: then they cannot be taken
  * either. */
 static int mark_entered(struct cc__cuda *cuda, const struct batch *batch,
-                       int rc)
+                        int rc)
 {
     if (!accumulating(cuda) || cudaDeviceSynchronize() != cudaSuccess)
         return rc;
@@ -510,7 +504,7 @@ void cc__cuda_frames_entered(const struct cc__cuda *cuda, size_t n_frames,
 {
     for (size_t k = 0; k < n_frames; k++)
         entered[k] = accumulating(cuda) &&
-                    cuda->chunk_entered[k / cuda->chunk_frames];
+                     cuda->chunk_entered[k / cuda->chunk_frames];
 }
 
 int cc__cuda_process(struct cc__cuda *cuda,

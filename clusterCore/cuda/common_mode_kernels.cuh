@@ -70,7 +70,10 @@ struct common_mode_part {
         row0 = rect.row0, row1 = rect.row1;
         col0 = rect.col0, col1 = rect.col1;
     }
-    __device__ bool empty() const { return row0 == row1 || col0 == col1; }
+    __device__ bool empty() const
+    {
+        return row0 == row1 || col0 == col1;
+    }
 };
 
 /* What the common-mode kernels read of a pixel of a frame. */
@@ -85,12 +88,13 @@ struct pixel_sample {
  * COMMON_MODE_CELLS rows of its column at once; with RMS, sample.rms is
  * read too. */
 template <bool RMS, typename Use>
-__device__ __forceinline__ void for_each_sample(
-    const rectangle_threads &walk, const cc__frame_geometry &g,
-    const uint16_t *__restrict__ frame, const uint16_t *__restrict__ baseline,
-    const uint8_t *__restrict__ pixel_mask,
-    const real *__restrict__ reference_offset,
-    const real *__restrict__ reference_rms, Use use)
+__device__ __forceinline__ void
+for_each_sample(const rectangle_threads &walk, const cc__frame_geometry &g,
+                const uint16_t *__restrict__ frame,
+                const uint16_t *__restrict__ baseline,
+                const uint8_t *__restrict__ pixel_mask,
+                const real *__restrict__ reference_offset,
+                const real *__restrict__ reference_rms, Use use)
 {
     /* A frame's pixels are indexed in 32 bits (cc__launch_common_mode). */
     const uint32_t step = walk.row_step, pixel_step = step * g.cols;
@@ -104,9 +108,8 @@ __device__ __forceinline__ void for_each_sample(
             /* Rows past the walk read the first row again, unused. */
 #pragma unroll
             for (int k = 0; k < COMMON_MODE_CELLS; k++) {
-                uint32_t p = first + k * step < walk.row1
-                                 ? p0 + k * pixel_step
-                                 : p0;
+                uint32_t p = first + k * step < walk.row1 ? p0 + k * pixel_step
+                                                          : p0;
                 masked[k] = pixel_mask[p];
                 raw[k] = frame[p];
                 base[k] = baseline[p];
@@ -195,22 +198,20 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
     for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
         histogram[b] = 0;
     __syncthreads();
-    for_each_sample<false>(walk, g, frame, baseline, pixel_mask,
-                           reference_offset, nullptr,
-                           [&](const pixel_sample &sample) {
-                               if (!sample.masked)
-                                   atomicAdd(&histogram[cc__centre_bin(
-                                                 pixel_round(sample.value))],
-                                             1u);
-                           });
+    for_each_sample<false>(
+        walk, g, frame, baseline, pixel_mask, reference_offset, nullptr,
+        [&](const pixel_sample &sample) {
+            if (!sample.masked)
+                atomicAdd(&histogram[cc__centre_bin(pixel_round(sample.value))],
+                          1u);
+        });
     __syncthreads();
     if (work.centre_shape.parts > 1) {
         uint32_t *sum = work.histogram + (size_t)part.at * CC__CENTRE_BINS;
         for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
             if (histogram[b] != 0)
                 atomicAdd(&sum[b], histogram[b]);
-        if (!last_part(work.arrivals + part.at, work.centre_shape.parts,
-                       &last))
+        if (!last_part(work.arrivals + part.at, work.centre_shape.parts, &last))
             return;
         /* Reads the sum and leaves it zero for the next chunk. */
         for (uint32_t b = threadIdx.x; b < CC__CENTRE_BINS; b += blockDim.x)
@@ -230,8 +231,8 @@ __device__ __forceinline__ bool pixel_is_calm(const cc__frame_geometry &g,
 {
     if (sample.masked)
         return true;
-    const real centre = (real)frame_centres[cc__region_of(
-        &g.regions, sample.row, sample.col)];
+    const real centre = (real)
+        frame_centres[cc__region_of(&g.regions, sample.row, sample.col)];
     return pixel_calm(sample.value - centre, sample.rms, (real)g.nsigma);
 }
 
@@ -282,8 +283,8 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
             tile_state[t] = CELL_CALM;
         __syncthreads();
     }
-    const int32_t *frame_centres =
-        work.centre + (size_t)part.frame * g.regions.count;
+    const int32_t *frame_centres = work.centre +
+                                   (size_t)part.frame * g.regions.count;
     if (!part.empty())
         for_each_sample<true>(
             rectangle_threads(part.row0 > 0 ? part.row0 - 1 : 0,
@@ -295,20 +296,18 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
                 uint32_t t = (sample.row + 1 - part.row0) * width +
                              (sample.col + 1 - part.col0);
                 tile_value[t] = sample.value;
-                tile_state[t] =
-                    (pixel_is_calm(g, frame_centres, sample) ? CELL_CALM
-                                                              : 0) |
-                    (sample.masked ? CELL_MASKED : 0);
+                tile_state[t] = (pixel_is_calm(g, frame_centres, sample)
+                                     ? CELL_CALM
+                                     : 0) |
+                                (sample.masked ? CELL_MASKED : 0);
             });
     __syncthreads();
     int64_t sum = 0;
     uint32_t quiet = 0, unmasked = 0;
-    const rectangle_threads inside(part.row0, part.row1, part.col0,
-                                   part.col1);
-    for (uint32_t row = inside.row; row < inside.row1;
-         row += inside.row_step) {
-        uint32_t t = (row + 1 - part.row0) * width + (inside.col + 1 -
-                                                      part.col0);
+    const rectangle_threads inside(part.row0, part.row1, part.col0, part.col1);
+    for (uint32_t row = inside.row; row < inside.row1; row += inside.row_step) {
+        uint32_t t = (row + 1 - part.row0) * width +
+                     (inside.col + 1 - part.col0);
         for (uint32_t col = inside.col; col < inside.col1;
              col += inside.col_step, t += inside.col_step) {
             const uint8_t here = tile_state[t];
@@ -319,8 +318,8 @@ __global__ void __launch_bounds__(COMMON_MODE_THREADS, COMMON_MODE_BLOCKS)
             const uint8_t *below = tile_state + t + width;
             const uint8_t all_calm = above[-1] & above[0] & above[1] &
                                      tile_state[t - 1] & here &
-                                     tile_state[t + 1] & below[-1] &
-                                     below[0] & below[1];
+                                     tile_state[t + 1] & below[-1] & below[0] &
+                                     below[1];
             if (all_calm & CELL_CALM) {
                 quiet++;
                 sum += pixel_fixed(tile_value[t]);

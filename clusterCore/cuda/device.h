@@ -51,10 +51,10 @@ struct device_tally {
 
 /* The interpolated image the GPU keeps (docs/spec.md §7.7). */
 struct device_imaging {
-    cc__image_map map;             /* its tables point at the arrays below */
+    cc__image_map map; /* its tables point at the arrays below */
     double *fx, *fy;
     uint8_t *row_empty, *column_empty;
-    struct device_tally image;     /* one count a bin of the image; photons,
+    struct device_tally image; /* one count a bin of the image; photons,
                                       uninterpolable, clipped, outside */
 };
 
@@ -84,20 +84,20 @@ struct cc__cuda {
     struct slot slots[CC_STREAMS_MAX];
     uint32_t chunk_frames;
     cc__launch_shape shape;
-    int copies;          /* CC__COPIES_*: how copies of several buffers go */
+    int copies; /* CC__COPIES_*: how copies of several buffers go */
     cc__frame_geometry shape_geometry; /* the cluster size shapes fit */
-    size_t shared_limit; /* shared memory a decide block may use */
-    fixed_planes fixed;  /* device: what batches read */
+    size_t shared_limit;      /* shared memory a decide block may use */
+    fixed_planes fixed;       /* device: what batches read */
     fixed_planes fixed_spare; /* device: where an upload goes first */
-    void *gain;          /* device: the factors k of docs/spec.md §9, a
+    void *gain;               /* device: the factors k of docs/spec.md §9, a
                             real a pixel; NULL without a gain map */
-    void *state[3][2];   /* device: [buffer][s or s2] */
-    int committed;       /* index of the committed buffer */
-    uint32_t window;     /* the pedestal's N, from the last upload */
-    size_t cells;        /* values a cluster */
-    size_t slot_clusters; /* clusters each slot's arrays hold */
-    uint64_t *chunk_totals; /* page-locked: clusters per chunk of a batch */
-    uint64_t *device_totals; /* the same on the device, for the image
+    void *state[3][2];        /* device: [buffer][s or s2] */
+    int committed;            /* index of the committed buffer */
+    uint32_t window;          /* the pedestal's N, from the last upload */
+    size_t cells;             /* values a cluster */
+    size_t slot_clusters;     /* clusters each slot's arrays hold */
+    uint64_t *chunk_totals;   /* page-locked: clusters per chunk of a batch */
+    uint64_t *device_totals;  /* the same on the device, for the image
                                 kernel (a host read a block cost more
                                 than the kernel's work) */
     size_t totals_capacity;
@@ -108,8 +108,8 @@ struct cc__cuda {
     uint8_t *batch_estimated;
     size_t frames_capacity;
     bool dirty; /* a failed batch may have left bitmaps or counts set */
-    struct device_imaging *imaging; /* NULL: no imaging */
-    struct device_spectra *spectra; /* NULL: no flat field's spectra */
+    struct device_imaging *imaging;   /* NULL: no imaging */
+    struct device_spectra *spectra;   /* NULL: no flat field's spectra */
     struct device_counting *counting; /* NULL: no spectrum or hit map */
     /* device, docs/spec.md §4.8: the analog image's sums, and a batch's
      * (added in when it succeeds); NULL: off */
@@ -139,19 +139,19 @@ static inline int cuda_failure(char *message, const char *what,
 }
 
 /* What every call does on a GPU that a planted "lost" fault took away. */
-#define REFUSE_IF_LOST(cuda)                                                  \
-    do {                                                                      \
-        if ((cuda)->lost)                                                     \
-            return cc__message(message, CC_EDEVICE,                           \
-                               "CUDA: the GPU is lost (planted by "           \
-                               "CC_CUDA_FAULT)");                             \
+#define REFUSE_IF_LOST(cuda)                                                   \
+    do {                                                                       \
+        if ((cuda)->lost)                                                      \
+            return cc__message(message, CC_EDEVICE,                            \
+                               "CUDA: the GPU is lost (planted by "            \
+                               "CC_CUDA_FAULT)");                              \
     } while (0)
 
-#define CUDA_TRY(call, what)                                                  \
-    do {                                                                      \
-        cudaError_t cuda_try_error = (call);                                  \
-        if (cuda_try_error != cudaSuccess)                                    \
-            return cuda_failure(message, (what), cuda_try_error);             \
+#define CUDA_TRY(call, what)                                                   \
+    do {                                                                       \
+        cudaError_t cuda_try_error = (call);                                   \
+        if (cuda_try_error != cudaSuccess)                                     \
+            return cuda_failure(message, (what), cuda_try_error);              \
     } while (0)
 
 /* backend.cu: a slot's cluster arrays made to hold cuda->slot_clusters

@@ -38,7 +38,9 @@ int cc__fault_from_environment(struct cc__fault *fault, char *message)
                        text);
 }
 
-static __global__ void no_work(void) {}
+static __global__ void no_work(void)
+{
+}
 
 cudaError_t cc__fault_inject(enum cc__fault_kind kind, void *device_buffer,
                              cudaStream_t stream)

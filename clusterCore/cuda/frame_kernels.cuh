@@ -63,8 +63,8 @@ struct warp_units {
  * region or outside the frame (the launcher keeps frames below 2^32 - 1
  * pixels). */
 __device__ __forceinline__ uint32_t region_pixel(int i, int cells, int width,
-                                               int top, int left, int rows,
-                                               int cols)
+                                                 int top, int left, int rows,
+                                                 int cols)
 {
     if (i >= cells)
         return NO_PIXEL;
@@ -77,8 +77,8 @@ __device__ __forceinline__ uint32_t region_pixel(int i, int cells, int width,
 /* Adds window row w of a thread's DECIDE_ROWS pixels (row w - q of pixel
  * q's window, for the pixels whose window has it). */
 template <int HX, int HY>
-__device__ __forceinline__ void window_row(const real *line, int w,
-                                           real *total, real *peak)
+__device__ __forceinline__ void window_row(const real *line, int w, real *total,
+                                           real *peak)
 {
 #pragma unroll
     for (int dx = 0; dx <= 2 * HX; dx++) {
@@ -117,21 +117,15 @@ __device__ __forceinline__ void window_rows(const real *corner, int width,
  * template parameter so that the window's columns and its first and last
  * rows unroll. */
 template <int HX, int HY>
-__global__ void DECIDE_BOUNDS
-    decide_kernel(cc__frame_geometry g, uint32_t tile_rows,
-                              uint32_t tile_cols, uint32_t steps,
-                              const uint16_t *__restrict__ frames,
-                              const uint16_t *__restrict__ baseline,
-                              const uint8_t *__restrict__ pixel_mask,
-                              const real *__restrict__ s_in,
-                              const real *__restrict__ s2_in,
-                              real *__restrict__ s_out,
-                              real *__restrict__ s2_out,
-                              const real *__restrict__ common_mode,
-                              const real *__restrict__ gain,
-                              real *__restrict__ v_planes,
-                              uint32_t *__restrict__ bitmaps,
-                              uint32_t *__restrict__ counts)
+__global__ void DECIDE_BOUNDS decide_kernel(
+    cc__frame_geometry g, uint32_t tile_rows, uint32_t tile_cols,
+    uint32_t steps, const uint16_t *__restrict__ frames,
+    const uint16_t *__restrict__ baseline,
+    const uint8_t *__restrict__ pixel_mask, const real *__restrict__ s_in,
+    const real *__restrict__ s2_in, real *__restrict__ s_out,
+    real *__restrict__ s2_out, const real *__restrict__ common_mode,
+    const real *__restrict__ gain, real *__restrict__ v_planes,
+    uint32_t *__restrict__ bitmaps, uint32_t *__restrict__ counts)
 {
     const int rows = (int)g.rows, cols = (int)g.cols;
     const int n_steps = (int)steps;
@@ -153,8 +147,8 @@ __global__ void DECIDE_BOUNDS
     real *y = s2 + cells;
     real *r_plane = y + cells; /* r = s/N of the frame being decided */
     real *v = r_plane + cells; /* DECIDE_ROWS - 1 spare rows below */
-    uint16_t *x0 = reinterpret_cast<uint16_t *>(
-        v + cells + (DECIDE_ROWS - 1) * width);
+    uint16_t *x0 = reinterpret_cast<uint16_t *>(v + cells +
+                                                (DECIDE_ROWS - 1) * width);
     uint16_t *staged = x0 + cells; /* steps frames of the region */
     uint8_t *masked = reinterpret_cast<uint8_t *>(staged + n_steps * cells);
 
@@ -172,8 +166,8 @@ __global__ void DECIDE_BOUNDS
         uint32_t at[STAGE_LOADS];
 #pragma unroll
         for (int k = 0; k < STAGE_LOADS; k++)
-            at[k] = region_pixel(base + k * (int)blockDim.x, cells, width,
-                                 top, left, rows, cols);
+            at[k] = region_pixel(base + k * (int)blockDim.x, cells, width, top,
+                                 left, rows, cols);
         real s_held[STAGE_LOADS], s2_held[STAGE_LOADS];
         uint16_t x0_held[STAGE_LOADS];
         uint8_t masked_held[STAGE_LOADS];
@@ -204,8 +198,7 @@ __global__ void DECIDE_BOUNDS
 #pragma unroll
             for (int k = 0; k < STAGE_LOADS; k++)
                 if (at[k] != NO_PIXEL)
-                    staged[j * cells + base + k * (int)blockDim.x] =
-                        x_held[k];
+                    staged[j * cells + base + k * (int)blockDim.x] = x_held[k];
         }
     }
     __syncthreads();
@@ -217,8 +210,8 @@ __global__ void DECIDE_BOUNDS
     for (int j = 0; j < n_steps; j++) {
         /* v on the region frame j's decisions read. */
         warp_units values(max(in_row0, j * HY), min(in_row1, height - j * HY),
-                          max(in_col0, j * HX), min(in_col1, width - j * HX),
-                          1, warp, warps);
+                          max(in_col0, j * HX), min(in_col1, width - j * HX), 1,
+                          warp, warps);
         while (values.next()) {
             if (values.col >= values.col_end)
                 continue;
@@ -227,12 +220,13 @@ __global__ void DECIDE_BOUNDS
             real r = pixel_offset(s[i], n);
             r_plane[i] = r;
             /* docs/spec.md §8.3: y less its region's common mode. */
-            real c = common_mode != NULL
-                         ? common_mode[j * g.regions.count +
-                                       cc__region_of(&g.regions,
-                                                     (uint32_t)(top + values.row),
-                                                     (uint32_t)(left + values.col))]
-                         : (real)0;
+            real c =
+                common_mode != NULL
+                    ? common_mode[j * g.regions.count +
+                                  cc__region_of(&g.regions,
+                                                (uint32_t)(top + values.row),
+                                                (uint32_t)(left + values.col))]
+                    : (real)0;
             y[i] = pixel_y_corrected(pixel_y(x, g.adc_mask, x0[i]), c);
             real value = pixel_value_from_offset(y[i], r);
             /* docs/spec.md §9.2: in the gain map's unit. */
@@ -268,14 +262,13 @@ __global__ void DECIDE_BOUNDS
              * the rows between belong to all and stay a loop, which keeps
              * a 9 x 9 window's registers in bounds. */
             const real *corner = v + (row - HY) * width + (col - HX);
-            window_rows<HX, HY, 0, DECIDE_ROWS - 1>(corner, width, total,
-                                                    peak);
+            window_rows<HX, HY, 0, DECIDE_ROWS - 1>(corner, width, total, peak);
 #pragma unroll 1
             for (int w = DECIDE_ROWS - 1; w <= 2 * HY; w++)
                 window_row<HX, HY>(corner + w * width, w, total, peak);
-            window_rows<HX, HY, (2 * HY + 1 > DECIDE_ROWS - 1
-                                     ? 2 * HY + 1
-                                     : DECIDE_ROWS - 1),
+            window_rows<HX, HY,
+                        (2 * HY + 1 > DECIDE_ROWS - 1 ? 2 * HY + 1
+                                                      : DECIDE_ROWS - 1),
                         DECIDE_ROWS + 2 * HY>(corner, width, total, peak);
 #pragma unroll
             for (int q = 0; q < DECIDE_ROWS; q++) {
@@ -296,9 +289,8 @@ __global__ void DECIDE_BOUNDS
                     update = pixel_value_from_offset(y[i], r_plane[i]);
                 }
                 int flags = pixel_decide_unless_masked(
-                    pixel_decide_in_frame(pixel_decide(value, peak[q],
-                                                       total[q], rms, nsigma,
-                                                       c3nsigma),
+                    pixel_decide_in_frame(pixel_decide(value, peak[q], total[q],
+                                                       rms, nsigma, c3nsigma),
                                           g.pedestal_only),
                     masked[i]);
                 int quiet = flags / PIXEL_QUIET;
@@ -323,8 +315,8 @@ __global__ void DECIDE_BOUNDS
     }
 
     warp_units store(max(in_row0, core_row0), min(in_row1, core_row1),
-                     max(in_col0, core_col0), min(in_col1, core_col1), 1,
-                     warp, warps);
+                     max(in_col0, core_col0), min(in_col1, core_col1), 1, warp,
+                     warps);
     while (store.next()) {
         if (store.col >= store.col_end)
             continue;
@@ -341,11 +333,15 @@ typedef void (*decide_function)(cc__frame_geometry, uint32_t, uint32_t,
                                 const uint8_t *, const real *, const real *,
                                 real *, real *, const real *, const real *,
                                 real *, uint32_t *, uint32_t *);
-#define DECIDE_ROW(HY)                                                        \
-    {decide_kernel<1, HY>, decide_kernel<2, HY>, decide_kernel<3, HY>,        \
-     decide_kernel<4, HY>}
-static const decide_function decide_kernels[4][4] = {
-    DECIDE_ROW(1), DECIDE_ROW(2), DECIDE_ROW(3), DECIDE_ROW(4)};
+#define DECIDE_ROW(HY)                                                         \
+    {                                                                          \
+        decide_kernel<1, HY>, decide_kernel<2, HY>, decide_kernel<3, HY>,      \
+            decide_kernel<4, HY>                                               \
+    }
+static const decide_function decide_kernels[4][4] = {DECIDE_ROW(1),
+                                                     DECIDE_ROW(2),
+                                                     DECIDE_ROW(3),
+                                                     DECIDE_ROW(4)};
 #undef DECIDE_ROW
 
 /* The sum of mine over the block's threads before this one, and the
@@ -395,9 +391,8 @@ __device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t mine,
 __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
                                const real *__restrict__ v_planes,
                                const uint32_t *__restrict__ counts,
-                               uint32_t max_clusters,
-                               cc__cluster_output out, uint32_t first_frame,
-                               uint32_t n_frames)
+                               uint32_t max_clusters, cc__cluster_output out,
+                               uint32_t first_frame, uint32_t n_frames)
 {
     enum { WINDOW = 4096 };
     __shared__ uint32_t positions[WINDOW];
@@ -416,9 +411,8 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
     if (threadIdx.x == 0) {
         uint64_t base = 0;
         for (uint32_t j = 0; j < f; j++)
-            base += max_clusters != 0 && counts[j] > max_clusters
-                        ? max_clusters
-                        : counts[j];
+            base += max_clusters != 0 && counts[j] > max_clusters ? max_clusters
+                                                                  : counts[j];
         uint32_t found = counts[f];
         uint32_t stored = max_clusters != 0 && found > max_clusters
                               ? max_clusters
@@ -444,9 +438,10 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
     /* This block's share of the frame's stored clusters. */
     const uint64_t base = frame_base;
     const uint32_t stored = frame_stored;
-    const uint32_t begin = (uint32_t)((uint64_t)stored * blockIdx.y / gridDim.y);
-    const uint32_t end =
-        (uint32_t)((uint64_t)stored * (blockIdx.y + 1) / gridDim.y);
+    const uint32_t begin = (uint32_t)((uint64_t)stored * blockIdx.y /
+                                      gridDim.y);
+    const uint32_t end = (uint32_t)((uint64_t)stored * (blockIdx.y + 1) /
+                                    gridDim.y);
     const bool fits = base + stored <= out.capacity;
     const int hx = (int)g.half_x, hy = (int)g.half_y;
     size_t w = word0;
@@ -480,7 +475,8 @@ __global__ void extract_kernel(cc__frame_geometry g, uint32_t *bitmaps,
             const uint32_t lanes = blockDim.x / cells; /* clusters a pass */
             if (threadIdx.x < lanes * cells) {
                 const uint32_t cell = threadIdx.x % cells;
-                const int dy = (int)(cell / nx) - hy, dx = (int)(cell % nx) - hx;
+                const int dy = (int)(cell / nx) - hy,
+                          dx = (int)(cell % nx) - hx;
                 for (uint32_t cluster = threadIdx.x / cells; cluster < n;
                      cluster += lanes) {
                     uint32_t p = positions[cluster];

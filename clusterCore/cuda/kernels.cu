@@ -118,38 +118,36 @@ uint32_t cc__decide_max_threads(const cc__frame_geometry &geometry,
 {
     if (!decide_exists(geometry))
         return 0;
-    return (uint32_t)decide_max_threads[real_size == sizeof(double)]
-                                       [geometry.half_y - 1]
-                                       [geometry.half_x - 1];
+    return (
+        uint32_t)decide_max_threads[real_size == sizeof(double)]
+                                   [geometry.half_y - 1][geometry.half_x - 1];
 }
 
 template <typename T>
-cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
-                              const cc__launch_shape &shape,
-                              size_t shared_limit, uint32_t n_frames,
-                              const uint16_t *frames, const uint16_t *baseline,
-                              const uint8_t *pixel_mask, const T *s_in,
-                              const T *s2_in, T *s_out, T *s2_out,
-                              const T *common_mode, const T *gain,
-                              T *v_planes, uint32_t *bitmaps,
-                              uint32_t *counts, cudaStream_t stream)
+cudaError_t cc__launch_decide(
+    const cc__frame_geometry &geometry, const cc__launch_shape &shape,
+    size_t shared_limit, uint32_t n_frames, const uint16_t *frames,
+    const uint16_t *baseline, const uint8_t *pixel_mask, const T *s_in,
+    const T *s2_in, T *s_out, T *s2_out, const T *common_mode, const T *gain,
+    T *v_planes, uint32_t *bitmaps, uint32_t *counts, cudaStream_t stream)
 {
-    size_t shared =
-        cc__decide_shared_bytes(geometry, shape, n_frames, sizeof(T));
+    size_t shared = cc__decide_shared_bytes(geometry, shape, n_frames,
+                                            sizeof(T));
     if (shape.threads == 0 || shape.threads % 32 != 0 ||
         shape.threads > cc__decide_max_threads(geometry, sizeof(T)) ||
-        shape.tile_rows == 0 ||
-        shape.tile_cols == 0 || n_frames == 0 || n_frames > shape.steps ||
-        shared > shared_limit || !decide_exists(geometry) ||
+        shape.tile_rows == 0 || shape.tile_cols == 0 || n_frames == 0 ||
+        n_frames > shape.steps || shared > shared_limit ||
+        !decide_exists(geometry) ||
         (size_t)geometry.rows * geometry.cols >= UINT32_MAX)
         return cudaErrorInvalidConfiguration;
     dim3 grid((geometry.cols + shape.tile_cols - 1) / shape.tile_cols,
               (geometry.rows + shape.tile_rows - 1) / shape.tile_rows);
-    kernels_of<T>::decide[geometry.half_y - 1][geometry.half_x - 1]<<<
-        grid, shape.threads, shared, stream>>>(
-        geometry, shape.tile_rows, shape.tile_cols, n_frames, frames,
-        baseline, pixel_mask, s_in, s2_in, s_out, s2_out, common_mode, gain,
-        v_planes, bitmaps, counts);
+    kernels_of<T>::decide[geometry.half_y -
+                          1][geometry.half_x -
+                             1]<<<grid, shape.threads, shared, stream>>>(
+        geometry, shape.tile_rows, shape.tile_cols, n_frames, frames, baseline,
+        pixel_mask, s_in, s2_in, s_out, s2_out, common_mode, gain, v_planes,
+        bitmaps, counts);
     return cudaGetLastError();
 }
 
@@ -161,8 +159,8 @@ static cc__part_shape part_shape(uint32_t height, uint32_t width,
                                  uint32_t part_pixels, uint32_t tile_limit,
                                  uint32_t *tile_cells)
 {
-    uint32_t col_bands =
-        (width + COMMON_MODE_BAND_COLUMNS - 1) / COMMON_MODE_BAND_COLUMNS;
+    uint32_t col_bands = (width + COMMON_MODE_BAND_COLUMNS - 1) /
+                         COMMON_MODE_BAND_COLUMNS;
     uint32_t band_width = (width + col_bands - 1) / col_bands;
     uint32_t band_rows = part_pixels / band_width;
     uint32_t tile_rows = tile_limit / (band_width + 2);
@@ -203,14 +201,14 @@ void cc__common_mode_parts(const cc__regions &regions,
             uint32_t col_band = part % shape.col_bands;
             uint32_t row_band = part / shape.col_bands;
             cc__part_rect *rect = &parts[(size_t)region * shape.parts + part];
-            rect->row0 = (uint16_t)(r0 + (uint64_t)(r1 - r0) * row_band /
+            rect->row0 = (uint16_t)(r0 +
+                                    (uint64_t)(r1 - r0) * row_band / row_bands);
+            rect->row1 = (uint16_t)(r0 + (uint64_t)(r1 - r0) * (row_band + 1) /
                                              row_bands);
-            rect->row1 = (uint16_t)(r0 + (uint64_t)(r1 - r0) *
-                                             (row_band + 1) / row_bands);
             rect->col0 = (uint16_t)(c0 + (uint64_t)(c1 - c0) * col_band /
                                              shape.col_bands);
-            rect->col1 = (uint16_t)(c0 + (uint64_t)(c1 - c0) *
-                                             (col_band + 1) / shape.col_bands);
+            rect->col1 = (uint16_t)(c0 + (uint64_t)(c1 - c0) * (col_band + 1) /
+                                             shape.col_bands);
             rect->region = region;
             rect->unused = 0;
         }
@@ -226,15 +224,13 @@ static bool shape_fits(const cc__part_shape &shape, uint32_t count)
 }
 
 template <typename T>
-cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
-                                   const cc__common_mode_work &work,
-                                   uint32_t n_frames, const uint16_t *frames,
-                                   const uint16_t *baseline,
-                                   const uint8_t *pixel_mask,
-                                   const T *reference_offset,
-                                   const T *reference_rms, T *values,
-                                   T *host_values, uint8_t *host_estimated,
-                                   cudaStream_t stream)
+cudaError_t
+cc__launch_common_mode(const cc__frame_geometry &geometry,
+                       const cc__common_mode_work &work, uint32_t n_frames,
+                       const uint16_t *frames, const uint16_t *baseline,
+                       const uint8_t *pixel_mask, const T *reference_offset,
+                       const T *reference_rms, T *values, T *host_values,
+                       uint8_t *host_estimated, cudaStream_t stream)
 {
     const uint32_t count = geometry.regions.count;
     if (n_frames == 0 || n_frames > 65535 || count == 0 ||
@@ -245,8 +241,10 @@ cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
         (size_t)geometry.rows * geometry.cols >= UINT32_MAX)
         return cudaErrorInvalidConfiguration;
     kernels_of<T>::centre<<<dim3(work.centre_shape.parts * count, n_frames),
-                            COMMON_MODE_THREADS, 0, stream>>>(
-        geometry, work, frames, baseline, pixel_mask, reference_offset);
+                            COMMON_MODE_THREADS, 0, stream>>>(geometry, work,
+                                                              frames, baseline,
+                                                              pixel_mask,
+                                                              reference_offset);
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess)
         return error;
@@ -260,12 +258,11 @@ cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
 }
 
 template <typename T>
-cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
-                               uint32_t n_frames, uint32_t *bitmaps,
-                               const T *v_planes, const uint32_t *counts,
-                               uint32_t max_clusters,
-                               const cc__cluster_output &output,
-                               uint32_t first_frame, cudaStream_t stream)
+cudaError_t
+cc__launch_extract(const cc__frame_geometry &geometry, uint32_t n_frames,
+                   uint32_t *bitmaps, const T *v_planes, const uint32_t *counts,
+                   uint32_t max_clusters, const cc__cluster_output &output,
+                   uint32_t first_frame, cudaStream_t stream)
 {
     /* Each frame is shared by four blocks of 512 threads (a 400 x 400
      * bitmap is ten words a thread); a chunk's blocks run beside the next
@@ -274,34 +271,36 @@ cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
     if (n_frames == 0)
         return cudaSuccess;
     dim3 grid(n_frames, blocks_per_frame);
-    kernels_of<T>::extract<<<grid, threads, 0, stream>>>(
-        geometry, bitmaps, v_planes, counts, max_clusters, output,
-        first_frame, n_frames);
+    kernels_of<T>::extract<<<grid, threads, 0, stream>>>(geometry, bitmaps,
+                                                         v_planes, counts,
+                                                         max_clusters, output,
+                                                         first_frame, n_frames);
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess)
         return error;
     size_t words = (size_t)n_frames *
                    (((size_t)geometry.rows * geometry.cols + 31) / 32);
-    clear_kernel<<<(unsigned)((words + 1023) / 1024 < 264
-                                          ? (words + 1023) / 1024
-                                          : 264),
-                           1024, 0, stream>>>(bitmaps, words);
+    clear_kernel<<<
+        (unsigned)((words + 1023) / 1024 < 264 ? (words + 1023) / 1024 : 264),
+        1024, 0, stream>>>(bitmaps, words);
     return cudaGetLastError();
 }
 
-#define CC__INSTANTIATE(T)                                                    \
-    template cudaError_t cc__launch_decide<T>(                                \
-        const cc__frame_geometry &, const cc__launch_shape &, size_t,         \
-        uint32_t, const uint16_t *, const uint16_t *, const uint8_t *,        \
-        const T *, const T *, T *, T *, const T *, const T *, T *,            \
-        uint32_t *, uint32_t *, cudaStream_t);                                \
-    template cudaError_t cc__launch_common_mode<T>(                           \
-        const cc__frame_geometry &, const cc__common_mode_work &, uint32_t,   \
-        const uint16_t *, const uint16_t *, const uint8_t *, const T *,       \
-        const T *, T *, T *, uint8_t *, cudaStream_t);                        \
-    template cudaError_t cc__launch_extract<T>(                               \
-        const cc__frame_geometry &, uint32_t, uint32_t *, const T *,          \
-        const uint32_t *, uint32_t, const cc__cluster_output &, uint32_t,     \
-        cudaStream_t);
+#define CC__INSTANTIATE(T)                                                     \
+    template cudaError_t cc__launch_decide<T>(                                 \
+        const cc__frame_geometry &, const cc__launch_shape &, size_t,          \
+        uint32_t, const uint16_t *, const uint16_t *, const uint8_t *,         \
+        const T *, const T *, T *, T *, const T *, const T *, T *, uint32_t *, \
+        uint32_t *, cudaStream_t);                                             \
+    template cudaError_t cc__launch_common_mode<T>(                            \
+        const cc__frame_geometry &, const cc__common_mode_work &, uint32_t,    \
+        const uint16_t *, const uint16_t *, const uint8_t *, const T *,        \
+        const T *, T *, T *, uint8_t *, cudaStream_t);                         \
+    template cudaError_t cc__launch_extract<T>(const cc__frame_geometry &,     \
+                                               uint32_t, uint32_t *,           \
+                                               const T *, const uint32_t *,    \
+                                               uint32_t,                       \
+                                               const cc__cluster_output &,     \
+                                               uint32_t, cudaStream_t);
 CC__INSTANTIATE(float)
 CC__INSTANTIATE(double)

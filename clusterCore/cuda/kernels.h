@@ -57,15 +57,12 @@ uint32_t cc__decide_max_threads(const cc__frame_geometry &geometry,
  * as a bitmap of rows * cols bits (which must be zero on entry) and adds
  * its number of centres to counts[k]. T is float or double. */
 template <typename T>
-cudaError_t cc__launch_decide(const cc__frame_geometry &geometry,
-                              const cc__launch_shape &shape,
-                              size_t shared_limit, uint32_t n_frames,
-                              const uint16_t *frames, const uint16_t *baseline,
-                              const uint8_t *pixel_mask, const T *s_in,
-                              const T *s2_in, T *s_out, T *s2_out,
-                              const T *common_mode, const T *gain,
-                              T *v_planes, uint32_t *bitmaps,
-                              uint32_t *counts, cudaStream_t stream);
+cudaError_t cc__launch_decide(
+    const cc__frame_geometry &geometry, const cc__launch_shape &shape,
+    size_t shared_limit, uint32_t n_frames, const uint16_t *frames,
+    const uint16_t *baseline, const uint8_t *pixel_mask, const T *s_in,
+    const T *s2_in, T *s_out, T *s2_out, const T *common_mode, const T *gain,
+    T *v_planes, uint32_t *bitmaps, uint32_t *counts, cudaStream_t stream);
 
 /* How a kernel's blocks share a region: the region's rectangle cut into
  * col_bands x (parts / col_bands) rectangles, its parts, a block each. */
@@ -88,16 +85,16 @@ struct cc__part_rect {
  * arrivals are kept zero between chunks (after a failed one, the caller
  * clears them). */
 struct cc__common_mode_work {
-    cc__part_shape centre_shape; /* the centre kernel's parts */
-    cc__part_shape mean_shape;   /* the mean kernel's, smaller */
+    cc__part_shape centre_shape;       /* the centre kernel's parts */
+    cc__part_shape mean_shape;         /* the mean kernel's, smaller */
     const cc__part_rect *centre_parts; /* device: the block of a frame */
     const cc__part_rect *mean_parts;   /* at region * parts + part */
-    uint32_t tile_cells;       /* a mean part's rectangle and a cell around */
-    uint32_t cells;            /* frames * regions of the largest chunk */
-    int32_t *centre;           /* cells */
-    uint32_t *histogram;       /* CC__CENTRE_BINS a cell; centre parts > 1 */
-    unsigned long long *sums;  /* 2 a cell; mean parts > 1 only */
-    uint32_t *arrivals;        /* 2 a cell: parts done, of two kernels */
+    uint32_t tile_cells;      /* a mean part's rectangle and a cell around */
+    uint32_t cells;           /* frames * regions of the largest chunk */
+    int32_t *centre;          /* cells */
+    uint32_t *histogram;      /* CC__CENTRE_BINS a cell; centre parts > 1 */
+    unsigned long long *sums; /* 2 a cell; mean parts > 1 only */
+    uint32_t *arrivals;       /* 2 a cell: parts done, of two kernels */
 };
 
 /* How blocks share a region of the geometry (the shapes and tile_cells
@@ -117,25 +114,23 @@ void cc__common_mode_parts(const cc__regions &regions,
  * (mapped host memory), whether it was estimated to host_estimated[...].
  */
 template <typename T>
-cudaError_t cc__launch_common_mode(const cc__frame_geometry &geometry,
-                                   const cc__common_mode_work &work,
-                                   uint32_t n_frames, const uint16_t *frames,
-                                   const uint16_t *baseline,
-                                   const uint8_t *pixel_mask,
-                                   const T *reference_offset,
-                                   const T *reference_rms, T *values,
-                                   T *host_values, uint8_t *host_estimated,
-                                   cudaStream_t stream);
+cudaError_t
+cc__launch_common_mode(const cc__frame_geometry &geometry,
+                       const cc__common_mode_work &work, uint32_t n_frames,
+                       const uint16_t *frames, const uint16_t *baseline,
+                       const uint8_t *pixel_mask, const T *reference_offset,
+                       const T *reference_rms, T *values, T *host_values,
+                       uint8_t *host_estimated, cudaStream_t stream);
 
 /* Where extract writes a chunk's clusters: device arrays, from the
  * chunk's first cluster, and counts the host reads (page-locked, mapped). */
 struct cc__cluster_output {
     uint16_t *x, *y;
     int32_t *values;
-    uint64_t capacity;  /* clusters the arrays hold */
-    uint32_t *stored;   /* per frame of the batch */
-    uint32_t *dropped;  /* per frame of the batch */
-    uint64_t *total;    /* the chunk's stored clusters */
+    uint64_t capacity;      /* clusters the arrays hold */
+    uint32_t *stored;       /* per frame of the batch */
+    uint32_t *dropped;      /* per frame of the batch */
+    uint64_t *total;        /* the chunk's stored clusters */
     uint64_t *device_total; /* the same, in device memory */
 };
 
@@ -147,12 +142,11 @@ struct cc__cluster_output {
  * (the caller clears counts). first_frame is the chunk's first frame
  * within the batch, the index into output.stored and output.dropped. */
 template <typename T>
-cudaError_t cc__launch_extract(const cc__frame_geometry &geometry,
-                               uint32_t n_frames, uint32_t *bitmaps,
-                               const T *v_planes, const uint32_t *counts,
-                               uint32_t max_clusters,
-                               const cc__cluster_output &output,
-                               uint32_t first_frame, cudaStream_t stream);
+cudaError_t
+cc__launch_extract(const cc__frame_geometry &geometry, uint32_t n_frames,
+                   uint32_t *bitmaps, const T *v_planes, const uint32_t *counts,
+                   uint32_t max_clusters, const cc__cluster_output &output,
+                   uint32_t first_frame, cudaStream_t stream);
 
 /* A chunk's clusters on the device, as the extract kernel left them:
  * *total of them (a device pointer), none written when *total > capacity
@@ -181,8 +175,7 @@ struct cc__gain_binning;
 cudaError_t cc__launch_spectra(const cc__gain_binning &binning, uint32_t cols,
                                const cc__chunk_clusters &chunk,
                                unsigned long long *counts,
-                               unsigned long long *totals,
-                               cudaStream_t stream);
+                               unsigned long long *totals, cudaStream_t stream);
 
 /* Counts a chunk's clusters into a spectrum (binning.bins uint64 counts)
  * and a hit map (one uint64 a pixel), as binning says which, and the

@@ -24,8 +24,8 @@ __global__ void spectra_kernel(cc__gain_binning binning, uint32_t cols,
     /* totals: photons entered, photons outside the spectra's range */
     auto enter = [&](uint64_t i, const int32_t *values,
                      unsigned long long *tally) {
-        int32_t bin =
-            gain_event_bin(&binning, chunk.size_x, chunk.size_y, values);
+        int32_t bin = gain_event_bin(&binning, chunk.size_x, chunk.size_y,
+                                     values);
         if (bin == CC__GAIN_OUTSIDE)
             tally[1]++;
         if (bin < 0)
@@ -40,10 +40,9 @@ __global__ void spectra_kernel(cc__gain_binning binning, uint32_t cols,
 cudaError_t cc__launch_spectra(const cc__gain_binning &binning, uint32_t cols,
                                const cc__chunk_clusters &chunk,
                                unsigned long long *counts,
-                               unsigned long long *totals,
-                               cudaStream_t stream)
+                               unsigned long long *totals, cudaStream_t stream)
 {
-    spectra_kernel<<<CLUSTER_TALLY_BLOCKS, CLUSTER_TALLY_THREADS, 0,
-                     stream>>>(binning, cols, chunk, counts, totals);
+    spectra_kernel<<<CLUSTER_TALLY_BLOCKS, CLUSTER_TALLY_THREADS, 0, stream>>>(
+        binning, cols, chunk, counts, totals);
     return cudaGetLastError();
 }

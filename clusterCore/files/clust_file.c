@@ -18,7 +18,7 @@ enum { record_buffer = 4096 }; /* clusters staged per fwrite */
 struct cc_clust_writer {
     struct cc__output output;
     uint32_t size_x, size_y; /* 0 until the first frame */
-    uint8_t *staging;         /* packed records */
+    uint8_t *staging;        /* packed records */
     size_t staging_capacity;
     bool failed;
 };
@@ -69,9 +69,8 @@ static int write_frame(cc_clust_writer *writer, const cc_frame_clusters *frame,
     size_t record = 4 + cells * sizeof(int32_t);
     for (uint32_t first = 0; first < frame->count && rc == CC_OK;
          first += record_buffer) {
-        uint32_t n = frame->count - first < record_buffer
-                         ? frame->count - first
-                         : record_buffer;
+        uint32_t n = frame->count - first < record_buffer ? frame->count - first
+                                                          : record_buffer;
         uint8_t *out = writer->staging;
         for (uint32_t i = first; i < first + n; i++) {
             memcpy(out, &frame->x[i], 2);
@@ -85,11 +84,12 @@ static int write_frame(cc_clust_writer *writer, const cc_frame_clusters *frame,
     return rc;
 }
 
-int cc_clust_writer_write(cc_clust_writer *writer,
-                          const cc_clusters *clusters, char *message)
+int cc_clust_writer_write(cc_clust_writer *writer, const cc_clusters *clusters,
+                          char *message)
 {
     if (writer == NULL || clusters == NULL)
-        return cc__message(message, CC_EINVAL, "writer and clusters are needed");
+        return cc__message(message, CC_EINVAL,
+                           "writer and clusters are needed");
     if (writer->failed)
         return cc__message(message, CC_EIO, "an earlier write failed");
     size_t frames = cc_clusters_frame_count(clusters);
@@ -108,7 +108,8 @@ int cc_clust_writer_write(cc_clust_writer *writer,
         if (frame.frame_number > INT32_MAX)
             return cc__message(message, CC_EINVAL,
                                "frame number %" PRIu64 " does not fit the "
-                               "file's int32", frame.frame_number);
+                               "file's int32",
+                               frame.frame_number);
     }
     size_t record = 4 + (size_t)frame.size_x * frame.size_y * sizeof(int32_t);
     uint8_t *staging = cc__grow(writer->staging, &writer->staging_capacity,
@@ -177,8 +178,8 @@ void cc_clust_reader_close(cc_clust_reader *reader)
 }
 
 /* Reads one frame into clusters; *end when the file ended before it. */
-static int read_frame(cc_clust_reader *reader, cc_clusters *clusters,
-                      bool *end, char *message)
+static int read_frame(cc_clust_reader *reader, cc_clusters *clusters, bool *end,
+                      char *message)
 {
     int32_t header[2];
     size_t got = fread(header, 1, sizeof header, reader->file);
@@ -193,8 +194,8 @@ static int read_frame(cc_clust_reader *reader, cc_clusters *clusters,
     uint32_t count = (uint32_t)header[1];
     size_t cells = (size_t)reader->size_x * reader->size_y;
     size_t record = 4 + cells * sizeof(int32_t);
-    uint8_t *buffer = cc__grow(reader->record, &reader->record_capacity,
-                               record, 1);
+    uint8_t *buffer = cc__grow(reader->record, &reader->record_capacity, record,
+                               1);
     if (buffer == NULL)
         return cc__message(message, CC_ENOMEM, "out of memory");
     reader->record = buffer;
@@ -227,7 +228,8 @@ int cc_clust_reader_read(cc_clust_reader *reader, size_t max_frames,
                          cc_clusters *clusters, char *message)
 {
     if (reader == NULL || clusters == NULL)
-        return cc__message(message, CC_EINVAL, "reader and clusters are needed");
+        return cc__message(message, CC_EINVAL,
+                           "reader and clusters are needed");
     cc__clusters_clear(clusters, reader->size_x, reader->size_y);
     for (size_t i = 0; i < max_frames; i++) {
         bool end;

@@ -21,7 +21,7 @@ enum { file_version = 1 };
 struct file_header {
     char magic[8];
     uint32_t version;
-    uint32_t function;      /* cc_eta_function */
+    uint32_t function; /* cc_eta_function */
     uint32_t bins;
     uint32_t windowed;
     uint32_t window_energy; /* cc_energy */
@@ -102,13 +102,12 @@ static int info_of(const struct file_header *header, const char *path,
                            header->window_energy);
     char why[CC_MESSAGE_SIZE];
     if (cc__eta_calibration_check(info, why) != CC_OK)
-        return cc__message(message, CC_EFORMAT, "%s is corrupt: %s", path,
-                           why);
+        return cc__message(message, CC_EFORMAT, "%s is corrupt: %s", path, why);
     return CC_OK;
 }
 
-int cc_eta_calibration_read(cc_eta_calibration **calibration,
-                            const char *path, char *message)
+int cc_eta_calibration_read(cc_eta_calibration **calibration, const char *path,
+                            char *message)
 {
     if (calibration == NULL || path == NULL)
         return cc__message(message, CC_EINVAL,

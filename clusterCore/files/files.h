@@ -19,16 +19,15 @@ struct cc__output {
 };
 
 /* Creates path.XXXXXX for writing (mode 0644). */
-int cc__output_open(struct cc__output *output, const char *path,
-                    char *message);
+int cc__output_open(struct cc__output *output, const char *path, char *message);
 /* Flushes, syncs and closes the file and renames it to its path; on
  * failure removes it. Either way the output is closed. */
 int cc__output_commit(struct cc__output *output, char *message);
 /* Closes and removes an output not committed; harmless when closed. */
 void cc__output_abort(struct cc__output *output);
 /* Writes size bytes or reports why not. */
-int cc__output_write(struct cc__output *output, const void *data,
-                     size_t size, char *message);
+int cc__output_write(struct cc__output *output, const void *data, size_t size,
+                     char *message);
 
 /* ---- NumPy .npy files (npy.c) ---- */
 
@@ -57,9 +56,8 @@ int cc__pedestal_save(const struct cc__pedestal *pedestal, uint32_t rows,
 /* Loads into *loaded, which must be initialised for the same size and
  * precision; on failure *loaded is not to be used. *with_mask says whether
  * the file held a mask (version 2 on): without, loaded->mask is all 0. */
-int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
-                      uint32_t cols, uint16_t adc_mask,
-                      uint32_t max_window, const char *path,
+int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows, uint32_t cols,
+                      uint16_t adc_mask, uint32_t max_window, const char *path,
                       bool *with_mask, char *message);
 
 #endif /* CLUSTERCORE_FILES_H */

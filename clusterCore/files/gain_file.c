@@ -77,8 +77,7 @@ static int tiff_layout(TIFF *tiff, const char *path, uint32_t rows,
                            path);
     if (TIFFReadDirectory(tiff))
         return cc__message(message, CC_EFORMAT,
-                           "%s holds several images; a gain map is one",
-                           path);
+                           "%s holds several images; a gain map is one", path);
     TIFFSetDirectory(tiff, 0);
     *sample_bytes = bits / 8u;
     return CC_OK;
@@ -132,8 +131,9 @@ int cc_gain_map_read(const char *path, uint32_t rows, uint32_t cols,
     if (path == NULL || gain == NULL)
         return cc__message(message, CC_EINVAL, "path or gain is NULL");
     if (rows == 0 || cols == 0)
-        return cc__message(message, CC_EINVAL, "a gain map of %" PRIu32
-                           " x %" PRIu32 " pixels", rows, cols);
+        return cc__message(message, CC_EINVAL,
+                           "a gain map of %" PRIu32 " x %" PRIu32 " pixels",
+                           rows, cols);
     FILE *file = fopen(path, "rb");
     if (file == NULL)
         return cc__message(message, CC_EIO, "cannot open %s: %s", path,
@@ -180,8 +180,8 @@ int cc_mask_write_npy(const char *path, uint32_t rows, uint32_t cols,
     for (size_t p = 0; p < pixels; p++)
         if (mask[p] > 1)
             return cc__message(message, CC_EINVAL,
-                               "mask pixel %zu is %u; a mask holds 0 and 1",
-                               p, (unsigned)mask[p]);
+                               "mask pixel %zu is %u; a mask holds 0 and 1", p,
+                               (unsigned)mask[p]);
     const uint64_t shape[2] = {rows, cols};
     return cc__npy_write(path, "'|u1'", 2, shape, mask, pixels, message);
 }

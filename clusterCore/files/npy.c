@@ -187,8 +187,8 @@ static int read_header(FILE *file, const char *path, struct npy_header *h,
 {
     unsigned char start[12];
     if (fread(start, 1, 8, file) != 8 || memcmp(start, npy_magic, 6) != 0)
-        return cc__message(message, CC_EFORMAT,
-                           "%s is not a NumPy .npy file", path);
+        return cc__message(message, CC_EFORMAT, "%s is not a NumPy .npy file",
+                           path);
     uint32_t length;
     if (start[6] == 1) {
         if (fread(start + 8, 1, 2, file) != 2)
@@ -249,8 +249,8 @@ static int open_matrix(const char *path, uint32_t rows, uint32_t cols,
                          "%s is in Fortran order; save it with "
                          "numpy.ascontiguousarray",
                          path);
-    if (rc == CC_OK && (h.ndim != 2 || h.shape[0] != rows ||
-                        h.shape[1] != cols))
+    if (rc == CC_OK &&
+        (h.ndim != 2 || h.shape[0] != rows || h.shape[1] != cols))
         rc = cc__message(message, CC_EMISMATCH,
                          "%s has shape %s; (%" PRIu32 ", %" PRIu32
                          ") is needed",
@@ -281,16 +281,16 @@ static int read_data(FILE *file, const char *path, void *data, size_t size,
 int cc__npy_read_bytes(const char *path, uint32_t rows, uint32_t cols,
                        uint8_t *data, char *message)
 {
-    static const char *const byte_types[] = {"|u1", "<u1", ">u1", "u1",
-                                             "|b1", "b1"};
+    static const char *const byte_types[] = {"|u1", "<u1", ">u1",
+                                             "u1",  "|b1", "b1"};
     FILE *file;
     size_t type;
     int rc = open_matrix(path, rows, cols, byte_types, 6,
                          "uint8 or bool (numpy: mask.astype(numpy.uint8))",
                          &file, &type, message);
-    return rc != CC_OK ? rc
-                       : read_data(file, path, data, (size_t)rows * cols,
-                                   message);
+    return rc != CC_OK
+               ? rc
+               : read_data(file, path, data, (size_t)rows * cols, message);
 }
 
 int cc__npy_read_reals(const char *path, uint32_t rows, uint32_t cols,

@@ -12,8 +12,7 @@
 
 #include "files.h"
 
-int cc__output_open(struct cc__output *output, const char *path,
-                    char *message)
+int cc__output_open(struct cc__output *output, const char *path, char *message)
 {
     *output = (struct cc__output){0};
     size_t length = strlen(path);
@@ -28,8 +27,8 @@ int cc__output_open(struct cc__output *output, const char *path,
     memcpy(output->temporary + length, ".XXXXXX", sizeof ".XXXXXX");
     int fd = mkstemp(output->temporary);
     if (fd < 0) {
-        int rc = cc__message(message, CC_EIO, "cannot create %s: %s",
-                             path, strerror(errno));
+        int rc = cc__message(message, CC_EIO, "cannot create %s: %s", path,
+                             strerror(errno));
         free(output->temporary);
         output->temporary = NULL; /* nothing to remove */
         cc__output_abort(output);
@@ -48,8 +47,8 @@ int cc__output_open(struct cc__output *output, const char *path,
     return CC_OK;
 }
 
-int cc__output_write(struct cc__output *output, const void *data,
-                     size_t size, char *message)
+int cc__output_write(struct cc__output *output, const void *data, size_t size,
+                     char *message)
 {
     if (size == 0 || fwrite(data, 1, size, output->file) == size)
         return CC_OK;

@@ -33,7 +33,7 @@ struct file_header {
     uint32_t rows, cols;
     uint32_t precision; /* cc_precision */
     uint32_t adc_mask;
-    uint32_t state;     /* cc_pedestal_state */
+    uint32_t state; /* cc_pedestal_state */
     uint32_t window;
     uint32_t payload_crc;
     uint64_t frames_trained;
@@ -95,8 +95,8 @@ int cc__pedestal_save(const struct cc__pedestal *pedestal, uint32_t rows,
                       uint32_t cols, uint16_t adc_mask, const char *path,
                       char *message)
 {
-    struct payload payload =
-        payload_of(pedestal, pedestal->state, file_version);
+    struct payload payload = payload_of(pedestal, pedestal->state,
+                                        file_version);
     struct file_header header = {
         .version = file_version,
         .rows = rows,
@@ -156,11 +156,11 @@ static int check_header(const struct file_header *header, uint32_t rows,
                            "; the finder uses 0x%X",
                            path, header->adc_mask, (unsigned)adc_mask);
     bool ready = header->state == CC_PEDESTAL_READY;
-    bool consistent =
-        ready ? header->window >= 2 && header->window <= CC_PEDESTAL_FRAMES_MAX &&
-                    header->frames_trained == header->window
-              : header->state == CC_PEDESTAL_TRAINING &&
-                    header->frames_trained < max_window;
+    bool consistent = ready ? header->window >= 2 &&
+                                  header->window <= CC_PEDESTAL_FRAMES_MAX &&
+                                  header->frames_trained == header->window
+                            : header->state == CC_PEDESTAL_TRAINING &&
+                                  header->frames_trained < max_window;
     if (!consistent)
         return cc__message(message, CC_EFORMAT,
                            "%s has an inconsistent state (state %" PRIu32
@@ -175,9 +175,9 @@ static int read_exactly(FILE *file, void *data, size_t size)
     return fread(data, 1, size, file) == size;
 }
 
-int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
-                      uint32_t cols, uint16_t adc_mask, uint32_t max_window,
-                      const char *path, bool *with_mask, char *message)
+int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows, uint32_t cols,
+                      uint16_t adc_mask, uint32_t max_window, const char *path,
+                      bool *with_mask, char *message)
 {
     FILE *file = fopen(path, "rb");
     if (file == NULL)
@@ -189,8 +189,8 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
                                 adc_mask, max_window, path, message)
                  : cc__message(message, CC_EFORMAT,
                                "%s is truncated: no complete header", path);
-    struct payload payload = payload_of(
-        loaded, (cc_pedestal_state)header.state, header.version);
+    struct payload payload = payload_of(loaded, (cc_pedestal_state)header.state,
+                                        header.version);
     for (int i = 0; i < payload.parts && rc == CC_OK; i++)
         if (!read_exactly(file, payload.part[i], payload.size[i]))
             rc = cc__message(message, CC_EFORMAT, "%s is truncated", path);
@@ -204,8 +204,8 @@ int cc__pedestal_load(struct cc__pedestal *loaded, uint32_t rows,
     for (size_t p = 0; rc == CC_OK && *with_mask && p < loaded->pixels; p++)
         if (loaded->mask[p] & ~(CC__MASKED_BY_USER | CC__MASKED_BY_RMS))
             rc = cc__message(message, CC_EFORMAT,
-                             "%s is corrupt: mask byte %u at pixel %zu",
-                             path, (unsigned)loaded->mask[p], p);
+                             "%s is corrupt: mask byte %u at pixel %zu", path,
+                             (unsigned)loaded->mask[p], p);
     fclose(file);
     if (rc != CC_OK)
         return rc;

@@ -51,19 +51,21 @@ static void moench04_adc(uint32_t a, uint32_t *column, bool *top)
 {
     /* The board's wiring: the supercolumn of each ADC, its number mod
      * 16; ADCs 0-15 read the top half, 16-31 the bottom. */
-    static const uint8_t supercolumn[CC_RAW_ADCS] = {
-        9, 8, 11, 10, 13, 12, 15, 14, 1, 0, 3, 2, 5, 4, 7, 6,
-        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8};
+    static const uint8_t supercolumn[CC_RAW_ADCS] = {9,  8,  11, 10, 13, 12, 15,
+                                                     14, 1,  0,  3,  2,  5,  4,
+                                                     7,  6,  7,  6,  5,  4,  3,
+                                                     2,  1,  0,  15, 14, 13, 12,
+                                                     11, 10, 9,  8};
     *column = supercolumn[a] * SUPERCOLUMN;
     *top = a < 16;
 }
 
 int cc__raw_layout_map(cc_raw_layout layout, uint32_t *map)
 {
-    void (*adc)(uint32_t, uint32_t *, bool *) =
-        layout == CC_RAW_LAYOUT_CTB_MOENCH04 ? moench04_adc
-        : cc__raw_layout_is_adc(layout)      ? moench03_adc
-                                             : NULL;
+    void (*adc)(uint32_t, uint32_t *,
+                bool *) = layout == CC_RAW_LAYOUT_CTB_MOENCH04 ? moench04_adc
+                          : cc__raw_layout_is_adc(layout)      ? moench03_adc
+                                                               : NULL;
     if (adc == NULL)
         return CC_EINVAL;
     for (uint32_t a = 0; a < CC_RAW_ADCS; a++) {

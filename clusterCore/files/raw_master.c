@@ -36,7 +36,8 @@ int cc__run_name_parse(const char *master_path, struct cc__run_name *name,
     if (!digits || strcmp(dot, ".json") != 0)
         return cc__message(message, CC_EINVAL,
                            "%s is not named like a master file "
-                           "(NAME_master_I.json)", master_path);
+                           "(NAME_master_I.json)",
+                           master_path);
     name->prefix = strndup(master_path, (size_t)(marker - master_path));
     name->index = strndup(index, (size_t)(dot - index));
     if (name->prefix == NULL || name->index == NULL) {
@@ -66,9 +67,9 @@ char *cc__run_data_path(const struct cc__run_name *name, uint32_t interface,
 
 /* Reads member key of root as an integer in [low, high]. A missing key
  * leaves *value as it was when optional, and is an error otherwise. */
-static int get_integer(const json_t *root, const char *path,
-                       const char *key, bool optional, double low,
-                       double high, uint64_t *value, char *message)
+static int get_integer(const json_t *root, const char *path, const char *key,
+                       bool optional, double low, double high, uint64_t *value,
+                       char *message)
 {
     const json_t *member = json_object_get(root, key);
     if (member == NULL && optional)
@@ -120,7 +121,8 @@ static int get_adc_mask(const json_t *root, const char *path, uint64_t *mask,
         }
         return cc__message(message, CC_EFORMAT,
                            "%s: \"ADC Mask\" must be 32 bits, as a number or "
-                           "in hexadecimal", path);
+                           "in hexadecimal",
+                           path);
     }
     return get_integer(root, path, "ADC Mask", false, 0, 4294967295.0, mask,
                        message);
@@ -160,7 +162,8 @@ static int read_readout(const json_t *root, const char *path, bool board,
         return cc__message(message, CC_ENOTSUP,
                            "%s: the frames hold %s samples (\"%s Flag\" is "
                            "1); this reader reads MÖNCH's analog samples "
-                           "only", path, digital ? "digital" : "transceiver",
+                           "only",
+                           path, digital ? "digital" : "transceiver",
                            digital ? "Digital" : "Transceiver");
     bool has_samples = json_object_get(root, "Analog Samples") != NULL;
     /* MÖNCH's receivers of the chip test board's time wrote "Analog
@@ -171,13 +174,15 @@ static int read_readout(const json_t *root, const char *path, bool board,
     if (analog == 2)
         return cc__message(message, CC_ENOTSUP,
                            "%s: the chip test board run does not say that it "
-                           "holds analog samples (no \"Analog Flag\")", path);
+                           "holds analog samples (no \"Analog Flag\")",
+                           path);
     if (analog == 0 && (board || has_samples))
         return cc__message(message, CC_ENOTSUP,
                            "%s: the frames hold no analog samples (\"Analog "
                            "Flag\" is 0 or missing beside \"Analog "
                            "Samples\"); this reader reads MÖNCH's analog "
-                           "samples only", path);
+                           "samples only",
+                           path);
     *adc = analog == 1;
     *packet_bytes = CC_RAW_PACKET_BYTES;
     if (!*adc)
@@ -185,7 +190,8 @@ static int read_readout(const json_t *root, const char *path, bool board,
     if (!has_samples || samples != CC_RAW_ADC_SAMPLES)
         return cc__message(message, CC_ENOTSUP,
                            "%s: %s analog samples a frame; a MÖNCH frame is "
-                           "%u samples of %u ADCs", path,
+                           "%u samples of %u ADCs",
+                           path,
                            has_samples ? "\"Analog Samples\" says another "
                                          "number of"
                                        : "it does not say how many",
@@ -193,12 +199,13 @@ static int read_readout(const json_t *root, const char *path, bool board,
     if (mask != 0xffffffffull)
         return cc__message(message, CC_ENOTSUP,
                            "%s: \"ADC Mask\" is 0x%llx; a MÖNCH frame needs "
-                           "all %u ADCs (0xffffffff)", path,
-                           (unsigned long long)mask, CC_RAW_ADCS);
+                           "all %u ADCs (0xffffffff)",
+                           path, (unsigned long long)mask, CC_RAW_ADCS);
     if (ten_giga == 2)
         return cc__message(message, CC_EFORMAT,
                            "%s has no \"Ten Giga\": the link sets the "
-                           "packets of a complete frame", path);
+                           "packets of a complete frame",
+                           path);
     *packet_bytes = ten_giga ? CC_RAW_CTB_PACKET_BYTES_10G
                              : CC_RAW_CTB_PACKET_BYTES_1G;
     return CC_OK;
@@ -210,27 +217,29 @@ static int read_keys(const json_t *root, const char *path, cc_raw_chip chip,
 {
     const json_t *version = json_object_get(root, "Version");
     if (!json_is_number(version))
-        return cc__message(message, CC_EFORMAT,
-                           "%s has no numeric \"Version\"", path);
+        return cc__message(message, CC_EFORMAT, "%s has no numeric \"Version\"",
+                           path);
     double number = json_number_value(version);
     if (!(number >= 7 && number < 9))
         return cc__message(message, CC_ENOTSUP,
                            "%s is version %g; this reader knows 7.x and 8.x",
                            path, number);
     info->version = number;
-    const char *type = json_string_value(json_object_get(root, "Detector Type"));
+    const char *type = json_string_value(
+        json_object_get(root, "Detector Type"));
     bool moench = type != NULL && strcmp(type, "Moench") == 0;
     bool board = type != NULL && strcmp(type, "ChipTestBoard") == 0;
     if (!moench && !board)
-        return cc__message(message, CC_ENOTSUP,
-                           "%s is not a MÖNCH run (\"Detector Type\" is %s%s%s; "
-                           "this reader knows \"Moench\" and \"ChipTestBoard\")",
-                           path, type ? "\"" : "", type ? type : "missing",
-                           type ? "\"" : "");
+        return cc__message(
+            message, CC_ENOTSUP,
+            "%s is not a MÖNCH run (\"Detector Type\" is %s%s%s; "
+            "this reader knows \"Moench\" and \"ChipTestBoard\")",
+            path, type ? "\"" : "", type ? type : "missing", type ? "\"" : "");
     if (moench && chip == CC_RAW_CHIP_MOENCH04)
         return cc__message(message, CC_EINVAL,
                            "%s is a \"Moench\" run, of MÖNCH03: MÖNCH04 is "
-                           "named for chip test board runs only", path);
+                           "named for chip test board runs only",
+                           path);
     bool adc = false;
     uint64_t packet = CC_RAW_PACKET_BYTES;
     int rc = read_readout(root, path, board, &adc, &packet, message);
@@ -240,7 +249,8 @@ static int read_keys(const json_t *root, const char *path, cc_raw_chip chip,
         return cc__message(message, CC_ENOTSUP,
                            "%s is a chip test board run, whose master file "
                            "does not say which chip was on the board: name "
-                           "it, MÖNCH03 or MÖNCH04", path);
+                           "it, MÖNCH03 or MÖNCH04",
+                           path);
     info->layout = board ? (chip == CC_RAW_CHIP_MOENCH04
                                 ? CC_RAW_LAYOUT_CTB_MOENCH04
                                 : CC_RAW_LAYOUT_CTB_MOENCH03)
@@ -253,8 +263,8 @@ static int read_keys(const json_t *root, const char *path, cc_raw_chip chip,
     if (rc == CC_OK && adc && interfaces != 1)
         return cc__message(message, CC_ENOTSUP,
                            "%s: %llu UDP interfaces in the ADC order of %s; "
-                           "this reader knows one", path,
-                           (unsigned long long)interfaces,
+                           "this reader knows one",
+                           path, (unsigned long long)interfaces,
                            cc_raw_layout_name(info->layout));
     /* The receiver counts each interface's half of a module as a row of
      * the geometry. */
@@ -282,9 +292,9 @@ static int read_keys(const json_t *root, const char *path, cc_raw_chip chip,
     if (rc == CC_OK && image != x * y * 2)
         return cc__message(message, CC_EFORMAT,
                            "%s: \"%s\" is %llu bytes, but %llu x %llu pixels "
-                           "of 16 bits take %llu", path, image_key,
-                           (unsigned long long)image, (unsigned long long)y,
-                           (unsigned long long)x,
+                           "of 16 bits take %llu",
+                           path, image_key, (unsigned long long)image,
+                           (unsigned long long)y, (unsigned long long)x,
                            (unsigned long long)(x * y * 2));
     if (rc == CC_OK)
         rc = get_integer(root, path, "Max Frames Per File", false, 0,
@@ -318,8 +328,8 @@ static int read_keys(const json_t *root, const char *path, cc_raw_chip chip,
     if (files > CC_RAW_FILES_MAX)
         return cc__message(message, CC_EFORMAT,
                            "%s spreads its %llu frames over %llu files, more "
-                           "than this reader's %u", path,
-                           (unsigned long long)frames,
+                           "than this reader's %u",
+                           path, (unsigned long long)frames,
                            (unsigned long long)files, CC_RAW_FILES_MAX);
     info->files = (uint32_t)files;
     info->packets_per_frame = (uint32_t)((image + packet - 1) / packet);
@@ -356,11 +366,11 @@ int cc__raw_master_read(const char *path, cc_raw_chip chip, cc_raw_info *info,
     bool too_long = text != NULL && length == master_max;
     fclose(file);
     int rc = text == NULL ? cc__message(message, CC_ENOMEM, "out of memory")
-             : too_long   ? cc__message(message, CC_EFORMAT,
-                                        "%s is over 1 MiB: not a master file",
-                                        path)
-                          : cc__raw_master_parse(text, length, path, chip,
-                                                 info, message);
+             : too_long
+                 ? cc__message(message, CC_EFORMAT,
+                               "%s is over 1 MiB: not a master file", path)
+                 : cc__raw_master_parse(text, length, path, chip, info,
+                                        message);
     free(text);
     return rc;
 }

@@ -26,28 +26,29 @@ enum { padded_notices_max = 10, missing_notices_max = 10 };
 struct cc_raw_reader {
     cc_raw_info info;
     struct cc__run_name name;
-    size_t frame_bytes;         /* header and image of one interface's part */
-    uint32_t next_file;         /* index of the next data files to open */
+    size_t frame_bytes; /* header and image of one interface's part */
+    uint32_t next_file; /* index of the next data files to open */
     /* The open data file of each interface (all open, or none). */
     FILE *files[CC_RAW_INTERFACES_MAX];
     char *paths[CC_RAW_INTERFACES_MAX];
-    uint64_t frames_left;       /* complete frames they all still hold */
+    uint64_t frames_left; /* complete frames they all still hold */
     /* In ADC order: frame[k] = scratch[map[k]]. */
     uint32_t *map;
     uint16_t *scratch;
-    bool finished;              /* the final tally has been made */
+    bool finished; /* the final tally has been made */
     cc_raw_stats stats;
     char (*notices)[CC_MESSAGE_SIZE];
     size_t n_notices, notices_capacity, next_notice;
 };
 
 /* Queues a notice; with no memory for it the counts still tell. */
-__attribute__((format(printf, 2, 3)))
-static void notice(cc_raw_reader *reader, const char *format, ...)
+__attribute__((format(printf, 2, 3))) static void
+notice(cc_raw_reader *reader, const char *format, ...)
 {
-    char (*notices)[CC_MESSAGE_SIZE] =
-        cc__grow(reader->notices, &reader->notices_capacity,
-                 reader->n_notices + 1, sizeof *notices);
+    char(*notices)[CC_MESSAGE_SIZE] = cc__grow(reader->notices,
+                                               &reader->notices_capacity,
+                                               reader->n_notices + 1,
+                                               sizeof *notices);
     if (notices == NULL)
         return;
     reader->notices = notices;
@@ -168,11 +169,14 @@ static int open_next_files(cc_raw_reader *reader, char *message)
                 missing = true;
                 if (++reader->stats.files_missing > missing_notices_max)
                     continue;
-                notice(reader, "%s is missing (%s): its %" PRIu64 " frames "
-                               "are lost%s", reader->paths[i],
-                       strerror(errno), frames_expected_in(&reader->info, index),
+                notice(reader,
+                       "%s is missing (%s): its %" PRIu64 " frames "
+                       "are lost%s",
+                       reader->paths[i], strerror(errno),
+                       frames_expected_in(&reader->info, index),
                        parts > 1 ? ", and so are the other interface's halves "
-                                   "of them" : "");
+                                   "of them"
+                                 : "");
                 continue;
             }
             uint64_t size = (uint64_t)status.st_size;
@@ -180,9 +184,10 @@ static int open_next_files(cc_raw_reader *reader, char *message)
             uint64_t rest = size % reader->frame_bytes;
             if (rest != 0) {
                 reader->stats.files_truncated++;
-                notice(reader, "%s is truncated: it ends %" PRIu64 " bytes "
-                               "into frame %" PRIu64 " of the file; the %" PRIu64
-                               " complete frames before it are used",
+                notice(reader,
+                       "%s is truncated: it ends %" PRIu64 " bytes "
+                       "into frame %" PRIu64 " of the file; the %" PRIu64
+                       " complete frames before it are used",
                        reader->paths[i], rest, frames[i] + 1, frames[i]);
             }
         }
@@ -193,9 +198,11 @@ static int open_next_files(cc_raw_reader *reader, char *message)
         reader->frames_left = frames[0];
         for (uint32_t i = 1; i < parts; i++) {
             if (frames[i] != frames[0])
-                notice(reader, "%s holds %" PRIu64 " frames and %s %" PRIu64
-                               ": the halves beyond the shorter are not used",
-                       reader->paths[0], frames[0], reader->paths[i], frames[i]);
+                notice(reader,
+                       "%s holds %" PRIu64 " frames and %s %" PRIu64
+                       ": the halves beyond the shorter are not used",
+                       reader->paths[0], frames[0], reader->paths[i],
+                       frames[i]);
             if (frames[i] < reader->frames_left)
                 reader->frames_left = frames[i];
         }
@@ -211,8 +218,9 @@ static void finish(cc_raw_reader *reader)
     reader->finished = true;
     uint64_t seen = reader->stats.frames_read + reader->stats.frames_padded;
     if (seen != reader->info.frames)
-        notice(reader, "the master file announces %" PRIu64 " frames; the "
-                       "data files hold %" PRIu64 " complete ones",
+        notice(reader,
+               "the master file announces %" PRIu64 " frames; the "
+               "data files hold %" PRIu64 " complete ones",
                reader->info.frames, seen);
     if (reader->stats.files_missing > missing_notices_max)
         notice(reader, "%" PRIu64 " data files were missing in all",
@@ -227,8 +235,9 @@ int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
                        size_t *n_read, char *message)
 {
     if (reader == NULL || n_read == NULL || (frames == NULL && max_frames > 0))
-        return cc__message(message, CC_EINVAL, "reader, frames and n_read "
-                                               "are needed");
+        return cc__message(message, CC_EINVAL,
+                           "reader, frames and n_read "
+                           "are needed");
     *n_read = 0;
     const uint32_t parts = reader->info.interfaces;
     const size_t pixels = (size_t)reader->info.rows * reader->info.cols;
@@ -250,12 +259,14 @@ int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
         /* An ADC order has one interface and a map. */
         uint16_t *into = reader->map != NULL ? reader->scratch : image;
         for (uint32_t i = 0; i < parts; i++)
-            if (fread(&headers[i], sizeof headers[i], 1, reader->files[i]) != 1 ||
+            if (fread(&headers[i], sizeof headers[i], 1, reader->files[i]) !=
+                    1 ||
                 fread(into + i * part_pixels, sizeof *image, part_pixels,
                       reader->files[i]) != part_pixels)
                 return cc__message(message, CC_EIO,
                                    "cannot read %s (did it change while "
-                                   "being read?)", reader->paths[i]);
+                                   "being read?)",
+                                   reader->paths[i]);
         reader->frames_left--;
         /* The frame counts when every half is complete and of the same
          * frame; else it is skipped, and counted against each interface
@@ -273,15 +284,17 @@ int cc_raw_reader_read(cc_raw_reader *reader, uint16_t *frames,
             if (++reader->stats.frames_padded > padded_notices_max)
                 continue;
             if (short_part < parts)
-                notice(reader, "frame %" PRIu64 " in %s is padded: %" PRIu32
-                               " of %" PRIu32 " packets arrived; skipped",
+                notice(reader,
+                       "frame %" PRIu64 " in %s is padded: %" PRIu32
+                       " of %" PRIu32 " packets arrived; skipped",
                        headers[short_part].frame_number,
                        reader->paths[short_part],
                        headers[short_part].packet_number,
                        reader->info.packets_per_frame);
             else
-                notice(reader, "frame %" PRIu64 " in %s has frame %" PRIu64
-                               " in %s as its other half; skipped",
+                notice(reader,
+                       "frame %" PRIu64 " in %s has frame %" PRIu64
+                       " in %s as its other half; skipped",
                        headers[0].frame_number, reader->paths[0],
                        headers[other_frame].frame_number,
                        reader->paths[other_frame]);

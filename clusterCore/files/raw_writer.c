@@ -27,9 +27,9 @@ struct cc_raw_writer {
     /* In ADC order: scratch[map[k]] = frame[k]. */
     uint32_t *map;
     uint16_t *scratch;
-    struct cc__output current;  /* the data file being written */
+    struct cc__output current; /* the data file being written */
     uint64_t frames_in_current;
-    struct cc__output *done;    /* data files complete but not renamed */
+    struct cc__output *done; /* data files complete but not renamed */
     size_t n_done, done_capacity;
     uint64_t frames;
     bool failed;
@@ -46,8 +46,8 @@ int cc_raw_writer_new(cc_raw_writer **writer, const char *master_path,
 
 int cc_raw_writer_new_layout(cc_raw_writer **writer, const char *master_path,
                              uint32_t rows, uint32_t cols,
-                             uint32_t max_frames_per_file,
-                             cc_raw_layout layout, char *message)
+                             uint32_t max_frames_per_file, cc_raw_layout layout,
+                             char *message)
 {
     if (writer == NULL || master_path == NULL)
         return cc__message(message, CC_EINVAL, "writer and path are needed");
@@ -56,7 +56,8 @@ int cc_raw_writer_new_layout(cc_raw_writer **writer, const char *master_path,
         cols > CC_FRAME_SIDE_MAX || max_frames_per_file == 0)
         return cc__message(message, CC_EINVAL,
                            "a raw run needs 1..%u rows and columns and at "
-                           "least one frame per file", CC_FRAME_SIDE_MAX);
+                           "least one frame per file",
+                           CC_FRAME_SIDE_MAX);
     if (cc_raw_layout_name(layout) == NULL)
         return cc__message(message, CC_EINVAL, "%d is not a raw layout",
                            (int)layout);
@@ -64,9 +65,9 @@ int cc_raw_writer_new_layout(cc_raw_writer **writer, const char *master_path,
     if (adc && (rows != CC_RAW_ADC_SIDE || cols != CC_RAW_ADC_SIDE))
         return cc__message(message, CC_EINVAL,
                            "the %s layout holds frames of %u x %u, not "
-                           "%u x %u", cc_raw_layout_name(layout),
-                           CC_RAW_ADC_SIDE, CC_RAW_ADC_SIDE, (unsigned)rows,
-                           (unsigned)cols);
+                           "%u x %u",
+                           cc_raw_layout_name(layout), CC_RAW_ADC_SIDE,
+                           CC_RAW_ADC_SIDE, (unsigned)rows, (unsigned)cols);
     cc_raw_writer *made = calloc(1, sizeof *made);
     if (made == NULL)
         return cc__message(message, CC_ENOMEM, "out of memory");
@@ -134,7 +135,8 @@ static int write_frame(cc_raw_writer *writer, const uint16_t *image,
             return rc;
     }
     if (writer->current.file == NULL) {
-        char *path = cc__run_data_path(&writer->name, 0, (uint32_t)writer->n_done);
+        char *path = cc__run_data_path(&writer->name, 0,
+                                       (uint32_t)writer->n_done);
         if (path == NULL)
             return cc__message(message, CC_ENOMEM, "out of memory");
         int rc = cc__output_open(&writer->current, path, message);
@@ -214,8 +216,7 @@ static const char *readout_keys(cc_raw_layout layout)
                "    \"Transceiver Mask\": \"0x3\",\n"
                "    \"Transceiver Flag\": 0,\n"
                "    \"Transceiver Samples\": 0,\n";
-    default:
-        return "";
+    default: return "";
     }
 }
 

@@ -26,8 +26,8 @@ int cc_spectrum_write_csv(const cc_spectrum *spectrum, const cc_peak *peak,
     fprintf(output.file, "low,high,count\n");
     for (uint32_t i = 0; i < bins; i++)
         fprintf(output.file, "%.17g,%.17g,%" PRIu64 "\n",
-                cc_spectrum_edge(spectrum, i), cc_spectrum_edge(spectrum, i + 1),
-                counts[i]);
+                cc_spectrum_edge(spectrum, i),
+                cc_spectrum_edge(spectrum, i + 1), counts[i]);
     fprintf(output.file, "-inf,%.17g,%" PRIu64 "\n",
             cc_spectrum_edge(spectrum, 0), cc_spectrum_underflow(spectrum));
     fprintf(output.file, "%.17g,inf,%" PRIu64 "\n",

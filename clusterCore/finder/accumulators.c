@@ -80,8 +80,7 @@ int cc_finder_set_interpolator(cc_finder *finder,
                         " x %" PRIu32,
                         map->rows, map->cols, finder->config.rows,
                         finder->config.cols);
-        int rc = cc__interpolator_copy(interpolator, &copy,
-                                       finder->last_error);
+        int rc = cc__interpolator_copy(interpolator, &copy, finder->last_error);
         if (rc != CC_OK)
             return rc;
     }
@@ -199,7 +198,8 @@ int cc_finder_set_tally(cc_finder *finder, const cc_spectrum *spectrum,
     cc_hitmap *hitmap_copy = NULL;
     if ((spectrum != NULL &&
          cc__spectrum_copy_empty(spectrum, &spectrum_copy) != CC_OK) ||
-        (hitmap != NULL && cc__hitmap_copy_empty(hitmap, &hitmap_copy) != CC_OK)) {
+        (hitmap != NULL &&
+         cc__hitmap_copy_empty(hitmap, &hitmap_copy) != CC_OK)) {
         cc_spectrum_destroy(spectrum_copy);
         return FAIL(finder, CC_ENOMEM,
                     "no memory for the finder's spectrum and hit map");
@@ -267,8 +267,8 @@ int cc_finder_set_gain_calibration(cc_finder *finder,
         return CC_EINVAL;
     cc_gain_calibration *made = NULL;
     if (calibration != NULL) {
-        const cc_gain_calibration_config *c =
-            cc__gain_calibration_config(calibration);
+        const cc_gain_calibration_config *c = cc__gain_calibration_config(
+            calibration);
         if (c->rows != finder->config.rows || c->cols != finder->config.cols)
             return FAIL(finder, CC_EMISMATCH,
                         "the calibration's spectra are for %" PRIu32

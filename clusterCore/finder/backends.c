@@ -61,7 +61,7 @@ int cc__finder_open_backend(cc_finder *finder, char *message)
  * mark as in them already), else from training (CC_EDEVICE). last_error
  * says which. */
 int cc__finder_fall_back_to_cpu(cc_finder *finder, size_t n_frames,
-                            uint8_t **entered)
+                                uint8_t **entered)
 {
     char failure[CC_MESSAGE_SIZE];
     cc__message(failure, CC_OK, "%s", finder->last_error);
@@ -74,8 +74,10 @@ int cc__finder_fall_back_to_cpu(cc_finder *finder, size_t n_frames,
         /* What could not be taken from the GPU is lost whole: the CPU
          * enters all of the batch into it. */
         uint8_t taken =
-            (cc__finder_pull_gpu_image(finder) == CC_OK ? ENTERED_IN_IMAGE : 0) |
-            (cc__finder_pull_gpu_spectra(finder) == CC_OK ? ENTERED_IN_SPECTRA : 0) |
+            (cc__finder_pull_gpu_image(finder) == CC_OK ? ENTERED_IN_IMAGE
+                                                        : 0) |
+            (cc__finder_pull_gpu_spectra(finder) == CC_OK ? ENTERED_IN_SPECTRA
+                                                          : 0) |
             (cc__finder_pull_gpu_tally(finder) == CC_OK ? ENTERED_IN_TALLY : 0);
         all_taken = taken ==
                     (ENTERED_IN_IMAGE | ENTERED_IN_SPECTRA | ENTERED_IN_TALLY);
@@ -110,8 +112,9 @@ int cc__finder_fall_back_to_cpu(cc_finder *finder, size_t n_frames,
                 all_taken ? ""
                           : "; what the GPU imaged, entered into spectra or "
                             "counted since the last take is lost",
-                analog_kept ? "" : "; the analog image since the last take "
-                                   "is lost");
+                analog_kept ? ""
+                            : "; the analog image since the last take "
+                              "is lost");
     if (!kept) {
         free(*entered);
         *entered = NULL;

@@ -18,7 +18,8 @@ int cc__finder_reserve_common_mode(cc_finder *finder, size_t n_frames)
         return CC_OK;
     size_t cells = n_frames * finder->regions.count;
     void *values = realloc(finder->batch_common_mode,
-                           cells * cc__precision_size(finder->config.precision));
+                           cells *
+                               cc__precision_size(finder->config.precision));
     if (values != NULL)
         finder->batch_common_mode = values;
     uint8_t *estimated = realloc(finder->batch_estimated, cells);
@@ -73,12 +74,12 @@ int cc_finder_common_mode(const cc_finder *finder,
         double frames = (double)tally->estimated;
         double mean = frames > 0 ? tally->sum / frames : 0.0;
         double var = frames > 0 ? tally->sum_sq / frames - mean * mean : 0.0;
-        regions[r] = (cc_common_mode_region){
-            .frames_estimated = tally->estimated,
-            .frames_unestimated = tally->unestimated,
-            .mean = mean,
-            .rms = var > 0 ? sqrt(var) : 0.0,
-            .last = tally->last};
+        regions[r] =
+            (cc_common_mode_region){.frames_estimated = tally->estimated,
+                                    .frames_unestimated = tally->unestimated,
+                                    .mean = mean,
+                                    .rms = var > 0 ? sqrt(var) : 0.0,
+                                    .last = tally->last};
     }
     return CC_OK;
 }
@@ -129,9 +130,8 @@ int cc_finder_load_mask(cc_finder *finder, const char *path)
     uint8_t *mask = malloc(finder->pedestal.pixels);
     if (mask == NULL)
         return FAIL(finder, CC_ENOMEM, "no memory for a mask");
-    int rc = cc__npy_read_bytes(path, finder->config.rows,
-                                finder->config.cols, mask,
-                                finder->last_error);
+    int rc = cc__npy_read_bytes(path, finder->config.rows, finder->config.cols,
+                                mask, finder->last_error);
     if (rc == CC_OK)
         rc = cc_finder_set_mask(finder, mask);
     free(mask);
@@ -149,8 +149,7 @@ int cc_finder_get_mask(cc_finder *finder, uint8_t *mask)
     return CC_OK;
 }
 
-int cc_finder_set_gain(cc_finder *finder, const double *gain,
-                       cc_gain_unit unit)
+int cc_finder_set_gain(cc_finder *finder, const double *gain, cc_gain_unit unit)
 {
     if (finder == NULL)
         return CC_EINVAL;
@@ -173,8 +172,7 @@ int cc_finder_set_gain(cc_finder *finder, const double *gain,
     return CC_OK;
 }
 
-int cc_finder_load_gain(cc_finder *finder, const char *path,
-                        cc_gain_unit unit)
+int cc_finder_load_gain(cc_finder *finder, const char *path, cc_gain_unit unit)
 {
     if (finder == NULL)
         return CC_EINVAL;
@@ -197,8 +195,7 @@ int cc_finder_get_gain(const cc_finder *finder, double *gain,
     if (finder->gain.map == NULL)
         return CC_ESTATE;
     if (gain != NULL)
-        memcpy(gain, finder->gain.map,
-               finder->pedestal.pixels * sizeof *gain);
+        memcpy(gain, finder->gain.map, finder->pedestal.pixels * sizeof *gain);
     if (unit != NULL)
         *unit = finder->gain.unit;
     return CC_OK;

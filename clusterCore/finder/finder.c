@@ -29,8 +29,8 @@ int cc_finder_new(cc_finder **result, const cc_config *config, char *message)
                            (size_t)config->rows * config->cols,
                            config->precision, config->pedestal_frames);
     if (rc == CC_OK && finder->regions.count > 0) {
-        finder->region_sums =
-            malloc(3 * (size_t)finder->regions.count * sizeof(int64_t));
+        finder->region_sums = malloc(3 * (size_t)finder->regions.count *
+                                     sizeof(int64_t));
         finder->tally = calloc(finder->regions.count, sizeof *finder->tally);
         if (finder->region_sums == NULL || finder->tally == NULL) {
             cc__pedestal_free(&finder->pedestal);
@@ -115,10 +115,8 @@ static bool pedestal_survives(const cc_config *old, const cc_config *new)
 {
     return old->rows == new->rows && old->cols == new->cols &&
            old->pedestal_frames == new->pedestal_frames &&
-           old->adc_mask == new->adc_mask &&
-           old->precision == new->precision &&
-           old->backend == new->backend &&
-           old->common_mode == new->common_mode;
+           old->adc_mask == new->adc_mask && old->precision == new->precision &&
+           old->backend == new->backend && old->common_mode == new->common_mode;
 }
 
 int cc_finder_set_config(cc_finder *finder, const cc_config *config)
@@ -148,8 +146,8 @@ int cc_finder_set_config(cc_finder *finder, const cc_config *config)
                     finder->config.rows, finder->config.cols);
     if (resized && finder->analog != NULL)
         return FAIL(finder, CC_ESTATE,
-                    "the finder sums an analog image of %" PRIu32
-                    " x %" PRIu32 " pixels: take it and turn it off before "
+                    "the finder sums an analog image of %" PRIu32 " x %" PRIu32
+                    " pixels: take it and turn it off before "
                     "changing the frame size",
                     finder->config.rows, finder->config.cols);
     cc_finder *next;

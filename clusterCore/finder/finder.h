@@ -16,14 +16,14 @@ struct cc_finder {
     cc_backend backend; /* the one that runs: CPU or CUDA */
     char backend_description[CC_MESSAGE_SIZE];
     struct cc__pedestal pedestal;
-    struct cc__cpu *cpu;   /* when the CPU runs */
-    struct cc__cuda *cuda; /* when CUDA runs */
-    bool host_state_stale; /* the GPU has moved the pedestal on since the
+    struct cc__cpu *cpu;          /* when the CPU runs */
+    struct cc__cuda *cuda;        /* when CUDA runs */
+    bool host_state_stale;        /* the GPU has moved the pedestal on since the
                               host's copy in pedestal.s and s2 */
-    cc_finder_stats counts; /* the fields that count work since reset */
-    cc_interpolator *imaging; /* the map, and the photons imaged on the
+    cc_finder_stats counts;       /* the fields that count work since reset */
+    cc_interpolator *imaging;     /* the map, and the photons imaged on the
                                  host since the last take; NULL: none */
-    uint64_t *gpu_image;      /* room to take the GPU's image into */
+    uint64_t *gpu_image;          /* room to take the GPU's image into */
     cc_gain_calibration *spectra; /* a flat field's spectra entered on the
                                      host since the last take; NULL: none */
     uint64_t *gpu_spectra;        /* room to take the GPU's spectra into */
@@ -40,8 +40,8 @@ struct cc_finder {
     struct region_tally {
         uint64_t estimated, unestimated;
         double sum, sum_sq, last;
-    } *tally;
-    struct cc__gain gain; /* docs/spec.md §9 */
+    } * tally;
+    struct cc__gain gain;     /* docs/spec.md §9 */
     cc_clusters *no_clusters; /* what pedestal frames give; made on first use */
     /* The analog image (docs/spec.md §4.8): what the host summed since
      * the last take (the GPU keeps its own), a batch's sums on the CPU,
@@ -49,7 +49,7 @@ struct cc_finder {
     struct analog_image {
         double *sums, *batch;
         uint64_t frames;
-    } *analog;
+    } * analog;
     char last_error[CC_MESSAGE_SIZE];
 };
 
@@ -65,7 +65,7 @@ static inline bool cc__finder_counting(const cc_finder *finder)
 }
 
 /* Records the detail of a failure on the finder and returns code. */
-#define FAIL(finder, code, ...) \
+#define FAIL(finder, code, ...)                                                \
     cc__message((finder)->last_error, (code), __VA_ARGS__)
 
 /* backends.c: builds the backend the finder's config asks for, saying

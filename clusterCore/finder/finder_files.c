@@ -14,20 +14,21 @@ int cc_finder_write_analog(cc_finder *finder, const char *path,
     cc_config config;
     if (finder == NULL || path == NULL ||
         cc_finder_get_config(finder, &config) != CC_OK)
-        return cc__message(message, CC_EINVAL, "a finder and a path are needed");
+        return cc__message(message, CC_EINVAL,
+                           "a finder and a path are needed");
     size_t pixels = (size_t)config.rows * config.cols;
     double *sums = calloc(pixels, sizeof *sums);
     if (sums == NULL)
-        return cc__message(message, CC_ENOMEM,
-                           "no memory for %zu pixels' sums", pixels);
+        return cc__message(message, CC_ENOMEM, "no memory for %zu pixels' sums",
+                           pixels);
     uint64_t summed = 0;
     int rc = cc_finder_take_analog(finder, sums, &summed);
     if (rc != CC_OK)
         cc__message(message, rc, "%s", cc_finder_last_error(finder));
     const uint64_t shape[2] = {config.rows, config.cols};
     if (rc == CC_OK)
-        rc = cc__npy_write(path, "'<f8'", 2, shape, sums,
-                           pixels * sizeof *sums, message);
+        rc = cc__npy_write(path, "'<f8'", 2, shape, sums, pixels * sizeof *sums,
+                           message);
     if (rc == CC_OK && frames != NULL)
         *frames = summed;
     /* Written or not, the sums were taken: give them back on failure. */

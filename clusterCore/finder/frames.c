@@ -16,8 +16,7 @@
 static int freeze(cc_finder *finder)
 {
     cc__pedestal_freeze(&finder->pedestal);
-    int rc = cc__mask_by_rms(&finder->pedestal,
-                             finder->config.mask_rms_factor,
+    int rc = cc__mask_by_rms(&finder->pedestal, finder->config.mask_rms_factor,
                              finder->last_error);
     if (rc == CC_OK)
         rc = cc__finder_publish_state(finder);
@@ -29,8 +28,7 @@ static int freeze(cc_finder *finder)
     return rc;
 }
 
-int cc_finder_train(cc_finder *finder, const uint16_t *frames,
-                    size_t n_frames)
+int cc_finder_train(cc_finder *finder, const uint16_t *frames, size_t n_frames)
 {
     if (finder == NULL)
         return CC_EINVAL;
@@ -85,8 +83,7 @@ static int frames_given(cc_finder *finder, const uint16_t *first,
 }
 
 /* Frames k and on of frames. */
-static struct cc__frames frames_from(const struct cc__frames *frames,
-                                     size_t k)
+static struct cc__frames frames_from(const struct cc__frames *frames, size_t k)
 {
     struct cc__frames rest = *frames;
     if (rest.each != NULL)
@@ -145,9 +142,8 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
                              finder->gain.factor, analog, finder->last_error);
         /* A batch's sums, frame after frame from zero, then into the
          * image's (docs/spec.md §4.8), as the GPU adds them. */
-        for (size_t p = 0; rc == CC_OK && analog != NULL &&
-                           p < finder->pedestal.pixels;
-             p++)
+        for (size_t p = 0;
+             rc == CC_OK && analog != NULL && p < finder->pedestal.pixels; p++)
             finder->analog->sums[p] += analog[p];
         /* The centres lie in the frame, so adding cannot fail. */
         bool keeping = !frames.pedestal_only &&
@@ -163,8 +159,8 @@ static int run_frames(cc_finder *finder, const struct cc__frames *given,
             if (finder->spectra != NULL && !(already & ENTERED_IN_SPECTRA))
                 cc__gain_calibration_add_frame(finder->spectra, &frame);
             if (cc__finder_counting(finder) && !(already & ENTERED_IN_TALLY))
-                cc_tally_frame(finder->counted_spectrum,
-                               finder->counted_hitmap, &frame);
+                cc_tally_frame(finder->counted_spectrum, finder->counted_hitmap,
+                               &frame);
         }
         free(entered);
         if (rc != CC_OK)
@@ -220,8 +216,8 @@ static int add_pedestal(cc_finder *finder, const uint16_t *first,
     int rc = frames_given(finder, first, each, n_frames, true, &frames);
     struct cc__pedestal *pedestal = &finder->pedestal;
     size_t k = 0;
-    for (; rc == CC_OK && k < n_frames &&
-           pedestal->state == CC_PEDESTAL_TRAINING;
+    for (;
+         rc == CC_OK && k < n_frames && pedestal->state == CC_PEDESTAL_TRAINING;
          k++) {
         cc__pedestal_train(pedestal, cc__frame_at(&frames, k),
                            finder->config.adc_mask, &finder->regions,
@@ -245,8 +241,7 @@ int cc_finder_add_pedestal(cc_finder *finder, const uint16_t *frames,
 }
 
 int cc_finder_add_pedestal_list(cc_finder *finder,
-                                const uint16_t *const *frames,
-                                size_t n_frames)
+                                const uint16_t *const *frames, size_t n_frames)
 {
     return add_pedestal(finder, NULL, frames, n_frames);
 }

@@ -33,8 +33,7 @@ int cc__finder_sync_host_state(cc_finder *finder)
 int cc__finder_publish_state(cc_finder *finder)
 {
 #ifdef CC_HAVE_CUDA
-    if (finder->cuda != NULL &&
-        finder->pedestal.state == CC_PEDESTAL_READY)
+    if (finder->cuda != NULL && finder->pedestal.state == CC_PEDESTAL_READY)
         return cc__cuda_upload(finder->cuda, &finder->pedestal,
                                finder->last_error);
 #else
@@ -76,8 +75,8 @@ int cc__finder_pull_gpu_spectra(cc_finder *finder)
 #ifdef CC_HAVE_CUDA
     if (finder->cuda == NULL || finder->spectra == NULL)
         return CC_OK;
-    const cc_gain_calibration_config *c =
-        cc__gain_calibration_config(finder->spectra);
+    const cc_gain_calibration_config *c = cc__gain_calibration_config(
+        finder->spectra);
     if (finder->gpu_spectra == NULL) {
         size_t n = (size_t)c->rows * c->cols * c->bins;
         finder->gpu_spectra = malloc(n * sizeof *finder->gpu_spectra);
@@ -120,8 +119,9 @@ int cc__finder_pull_gpu_tally(cc_finder *finder)
     const struct cc__tally_binning binning = tally_binning(finder);
     const size_t bins = binning.counts_spectrum ? binning.bins : 0;
     if (finder->gpu_counts == NULL) {
-        size_t pixels =
-            binning.counts_hitmap ? (size_t)binning.rows * binning.cols : 0;
+        size_t pixels = binning.counts_hitmap
+                            ? (size_t)binning.rows * binning.cols
+                            : 0;
         finder->gpu_counts = malloc((bins + pixels) * sizeof(uint64_t));
         if (finder->gpu_counts == NULL)
             return FAIL(finder, CC_ENOMEM,
@@ -183,11 +183,11 @@ int cc__finder_publish_imaging(cc_finder *finder)
 {
 #ifdef CC_HAVE_CUDA
     if (finder->cuda != NULL)
-        return cc__cuda_set_image(
-            finder->cuda,
-            finder->imaging != NULL ? cc__interpolator_map(finder->imaging)
-                                    : NULL,
-            finder->last_error);
+        return cc__cuda_set_image(finder->cuda,
+                                  finder->imaging != NULL
+                                      ? cc__interpolator_map(finder->imaging)
+                                      : NULL,
+                                  finder->last_error);
 #else
     (void)finder;
 #endif

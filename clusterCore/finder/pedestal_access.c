@@ -51,8 +51,8 @@ int cc_finder_save_pedestal(cc_finder *finder, const char *path)
     if (rc != CC_OK)
         return rc;
     return cc__pedestal_save(&finder->pedestal, finder->config.rows,
-                             finder->config.cols, finder->config.adc_mask,
-                             path, finder->last_error);
+                             finder->config.cols, finder->config.adc_mask, path,
+                             finder->last_error);
 }
 
 int cc_finder_load_pedestal(cc_finder *finder, const char *path)

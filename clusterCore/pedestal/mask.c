@@ -14,8 +14,7 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int cc__mask_by_rms(struct cc__pedestal *pedestal, double factor,
-                    char *message)
+int cc__mask_by_rms(struct cc__pedestal *pedestal, double factor, char *message)
 {
     size_t pixels = pedestal->pixels;
     for (size_t p = 0; p < pixels; p++)

@@ -17,8 +17,7 @@ int cc__pedestal_init(struct cc__pedestal *pedestal, size_t pixels,
                       cc_precision precision, uint32_t window)
 {
     size_t real = cc__precision_size(precision);
-    *pedestal = (struct cc__pedestal){.pixels = pixels,
-                                      .precision = precision};
+    *pedestal = (struct cc__pedestal){.pixels = pixels, .precision = precision};
     pedestal->sum = calloc(pixels, sizeof *pedestal->sum);
     pedestal->sum_sq = calloc(pixels, sizeof *pedestal->sum_sq);
     pedestal->baseline = calloc(pixels, sizeof *pedestal->baseline);
@@ -30,8 +29,7 @@ int cc__pedestal_init(struct cc__pedestal *pedestal, size_t pixels,
     if (pedestal->sum == NULL || pedestal->sum_sq == NULL ||
         pedestal->baseline == NULL || pedestal->s == NULL ||
         pedestal->s2 == NULL || pedestal->mask == NULL ||
-        pedestal->reference_offset == NULL ||
-        pedestal->reference_rms == NULL) {
+        pedestal->reference_offset == NULL || pedestal->reference_rms == NULL) {
         cc__pedestal_free(pedestal);
         return CC_ENOMEM;
     }
@@ -94,12 +92,13 @@ static void training_shifts(const struct cc__pedestal *pedestal,
         }
     int64_t trained = (int64_t)pedestal->frames_trained;
     for (uint32_t region = 0; region < regions->count; region++)
-        frame_sum[region] =
-            trained == 0 || unmasked[region] == 0
-                ? 0
-                : divide_rounded(frame_sum[region], unmasked[region]) -
-                      divide_rounded(trained_sum[region],
-                                     unmasked[region] * trained);
+        frame_sum[region] = trained == 0 || unmasked[region] == 0
+                                ? 0
+                                : divide_rounded(frame_sum[region],
+                                                 unmasked[region]) -
+                                      divide_rounded(trained_sum[region],
+                                                     unmasked[region] *
+                                                         trained);
 }
 
 void cc__pedestal_train(struct cc__pedestal *pedestal, const uint16_t *frame,
@@ -152,11 +151,11 @@ void cc__pedestal_freeze(struct cc__pedestal *pedestal)
         int64_t centred_sum = sum - n * x0;
         int64_t centred_sq = sum_sq - 2 * x0 * sum + n * x0 * x0;
         if (pedestal->precision == CC_PRECISION_DOUBLE)
-            cc__pedestal_store_double(pedestal->s, pedestal->s2, p,
-                                      centred_sum, centred_sq);
+            cc__pedestal_store_double(pedestal->s, pedestal->s2, p, centred_sum,
+                                      centred_sq);
         else
-            cc__pedestal_store_float(pedestal->s, pedestal->s2, p,
-                                     centred_sum, centred_sq);
+            cc__pedestal_store_float(pedestal->s, pedestal->s2, p, centred_sum,
+                                     centred_sq);
     }
     pedestal->window = (uint32_t)n;
     pedestal->state = CC_PEDESTAL_READY;

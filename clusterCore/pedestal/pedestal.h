@@ -21,9 +21,9 @@ struct cc__pedestal {
     cc_precision precision;
     cc_pedestal_state state;
     uint64_t frames_trained;
-    uint32_t window;   /* N in force */
-    uint64_t *sum;     /* training: sum of x per pixel */
-    uint64_t *sum_sq;  /* training: sum of x^2 per pixel */
+    uint32_t window;    /* N in force */
+    uint64_t *sum;      /* training: sum of x per pixel */
+    uint64_t *sum_sq;   /* training: sum of x^2 per pixel */
     uint16_t *baseline; /* X0 per pixel, fixed when training ends */
     void *s, *s2;       /* centred sums in the working precision */
     uint8_t *mask;      /* per pixel: CC__MASKED_BY_* bits, 0 = good */
@@ -88,11 +88,11 @@ int cc__gain_make(struct cc__gain *gain, const double *map, size_t pixels,
 void cc__gain_free(struct cc__gain *gain);
 
 /* The working precision's part, once per precision (pedestal_real.c). */
-#define CC__DECLARE_PEDESTAL_PRECISION(real)                                 \
-    void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,      \
-                                  double *mean, double *rms);               \
-    void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,         \
-                                   int64_t centred_sum, int64_t centred_sq); \
+#define CC__DECLARE_PEDESTAL_PRECISION(real)                                   \
+    void cc__pedestal_maps_##real(const struct cc__pedestal *pedestal,         \
+                                  double *mean, double *rms);                  \
+    void cc__pedestal_store_##real(void *s, void *s2, size_t pixel,            \
+                                   int64_t centred_sum, int64_t centred_sq);   \
     void cc__pedestal_reference_##real(struct cc__pedestal *pedestal);
 CC__DECLARE_PEDESTAL_PRECISION(float)
 CC__DECLARE_PEDESTAL_PRECISION(double)

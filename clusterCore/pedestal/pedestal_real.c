@@ -23,8 +23,7 @@ typedef CC_REAL real;
 #define PRECISION_FN(name) CC__NAME(name, CC_REAL)
 
 void PRECISION_FN(cc__pedestal_store)(void *s, void *s2, size_t pixel,
-                                      int64_t centred_sum,
-                                      int64_t centred_sq)
+                                      int64_t centred_sum, int64_t centred_sq)
 {
     /* One correctly rounded conversion from the exact integers. */
     ((real *)s)[pixel] = (real)centred_sum;

@@ -116,9 +116,9 @@ static inline CC__HD int pixel_decide(real value, real max, real total,
 {
     real thr = nsigma * rms;
     real thr3 = c3nsigma * rms;
-    int considered = !(value < -thr);             /* rule 1 */
-    int test1 = max > thr;                        /* rule 2 */
-    int test3 = (1 - test1) & (total > thr3);     /* rule 3 */
+    int considered = !(value < -thr);                   /* rule 1 */
+    int test1 = max > thr;                              /* rule 2 */
+    int test3 = (1 - test1) & (total > thr3);           /* rule 3 */
     int quiet = considered & (1 - test1) & (1 - test3); /* rule 4 */
     int emit = considered & (test1 | test3) & (value == max);
     return emit * PIXEL_EMIT + quiet * PIXEL_QUIET;

@@ -26,8 +26,8 @@ enum stream {
     STREAM_DARK_NOISE,
     STREAM_PHOTON_COUNT,
     STREAM_PHOTONS,
-    STREAM_DEFECTS, /* new streams go last: the others keep their numbers */
-    STREAM_COMMON_MODE,     /* data frames' offsets */
+    STREAM_DEFECTS,     /* new streams go last: the others keep their numbers */
+    STREAM_COMMON_MODE, /* data frames' offsets */
     STREAM_DARK_COMMON_MODE, /* dark frames' */
     STREAM_GAIN
 };
@@ -41,7 +41,7 @@ struct cc_simulator {
     uint8_t *defects; /* cc_sim_pixel per pixel */
     struct cc__pool *pool;
     unsigned threads;
-    double *charge; /* threads * pixels of scratch */
+    double *charge;      /* threads * pixels of scratch */
     cc_truth *own_truth; /* photons when the caller wants no truth */
 };
 
@@ -82,8 +82,7 @@ static bool finite_at_least(double value, double low)
     return isfinite(value) && value >= low;
 }
 
-int cc_simulator_config_check(const cc_simulator_config *config,
-                              char *message)
+int cc_simulator_config_check(const cc_simulator_config *config, char *message)
 {
     if (config == NULL)
         return cc__message(message, CC_EINVAL, "config is NULL");
@@ -109,22 +108,23 @@ int cc_simulator_config_check(const cc_simulator_config *config,
         return cc__message(message, CC_EINVAL, "unknown beam profile %d",
                            (int)c->beam);
     if (c->beam == CC_BEAM_SPOT &&
-        (!isfinite(c->spot_x) || !isfinite(c->spot_y) ||
-         !(c->spot_sigma > 0) || !isfinite(c->spot_sigma)))
+        (!isfinite(c->spot_x) || !isfinite(c->spot_y) || !(c->spot_sigma > 0) ||
+         !isfinite(c->spot_sigma)))
         return cc__message(message, CC_EINVAL,
                            "the beam spot needs a finite centre and a "
                            "positive rms");
     if (c->n_lines == 0 || c->n_lines > CC_SIM_LINES_MAX)
-        return cc__message(message, CC_EINVAL,
-                           "n_lines %u is outside 1..%d", (unsigned)c->n_lines,
-                           CC_SIM_LINES_MAX);
+        return cc__message(message, CC_EINVAL, "n_lines %u is outside 1..%d",
+                           (unsigned)c->n_lines, CC_SIM_LINES_MAX);
     double weights = 0;
     for (uint32_t i = 0; i < c->n_lines; i++) {
-        if (!(c->lines[i].energy_kev > 0) || !isfinite(c->lines[i].energy_kev) ||
+        if (!(c->lines[i].energy_kev > 0) ||
+            !isfinite(c->lines[i].energy_kev) ||
             !finite_at_least(c->lines[i].weight, 0))
             return cc__message(message, CC_EINVAL,
                                "line %u needs a positive energy and a "
-                               "non-negative weight", (unsigned)i);
+                               "non-negative weight",
+                               (unsigned)i);
         weights += c->lines[i].weight;
     }
     if (!(weights > 0))
@@ -347,16 +347,14 @@ static bool mask_open(const cc_simulator_config *c, double x, double y)
 {
     const double turn = 6.283185307179586; /* 2 pi */
     switch (c->pattern) {
-    case CC_PATTERN_SLITS:
-        return fraction(x / c->pattern_period) < 0.5;
+    case CC_PATTERN_SLITS: return fraction(x / c->pattern_period) < 0.5;
     case CC_PATTERN_GRID:
         return fraction(x / c->pattern_period) < 0.5 &&
                fraction(y / c->pattern_period) < 0.5;
     case CC_PATTERN_STAR:
         return fraction(c->pattern_spokes *
                         atan2(y - c->spot_y, x - c->spot_x) / turn) < 0.5;
-    case CC_PATTERN_NONE:
-        break;
+    case CC_PATTERN_NONE: break;
     }
     return true;
 }
@@ -367,8 +365,9 @@ static int draw_photons(const cc_simulator_config *c, uint64_t k,
                         cc_truth *truth)
 {
     int rc = cc__truth_begin_frame(truth, k);
-    uint64_t count = cc__random_poisson(
-        cc__random_key(c->seed, STREAM_PHOTON_COUNT, k), c->flux);
+    uint64_t count = cc__random_poisson(cc__random_key(c->seed,
+                                                       STREAM_PHOTON_COUNT, k),
+                                        c->flux);
     uint64_t key = cc__random_key(c->seed, STREAM_PHOTONS, k);
     for (uint64_t i = 0; i < count && rc == CC_OK; i++) {
         uint64_t position = cc__random_bits(key, 3 * i);
@@ -385,8 +384,8 @@ static int draw_photons(const cc_simulator_config *c, uint64_t k,
         }
         if (!mask_open(c, x, y))
             continue; /* absorbed by the mask */
-        uint32_t line =
-            pick_line(c, cc__random_uniform(cc__random_bits(key, 3 * i + 2)));
+        uint32_t line = pick_line(c, cc__random_uniform(
+                                         cc__random_bits(key, 3 * i + 2)));
         cc_photon photon = {x, y, c->lines[line].energy_kev, line};
         rc = cc__truth_push(truth, &photon);
     }
@@ -429,8 +428,10 @@ static void deposit(const cc_simulator_config *c, const double *gain,
 static double common_mode_offset(const cc_simulator_config *c, bool dark,
                                  uint64_t k, uint32_t region)
 {
-    uint64_t key = cc__random_key(
-        c->seed, dark ? STREAM_DARK_COMMON_MODE : STREAM_COMMON_MODE, k);
+    uint64_t key = cc__random_key(c->seed,
+                                  dark ? STREAM_DARK_COMMON_MODE
+                                       : STREAM_COMMON_MODE,
+                                  k);
     double normal, unused;
     cc__random_normal_pair(cc__random_bits(key, region), &normal, &unused);
     return c->common_mode_rms * normal;
@@ -443,16 +444,17 @@ static bool has_common_mode(const cc_simulator_config *c)
 
 /* Adds frame k's common mode to the charge of every pixel, a run of
  * columns of one region at a time. */
-static void add_common_mode(const cc_simulator_config *c, bool dark,
-                            uint64_t k, double *charge)
+static void add_common_mode(const cc_simulator_config *c, bool dark, uint64_t k,
+                            double *charge)
 {
-    struct cc__regions regions =
-        cc__regions_of((int)c->common_mode, c->rows, c->cols);
+    struct cc__regions regions = cc__regions_of((int)c->common_mode, c->rows,
+                                                c->cols);
     for (uint32_t row = 0; row < c->rows; row++)
         for (uint32_t x0 = 0, end; x0 < c->cols; x0 = end) {
             end = cc__region_run_end(&regions, x0);
-            double offset = common_mode_offset(
-                c, dark, k, cc__region_of(&regions, row, x0));
+            double offset = common_mode_offset(c, dark, k,
+                                               cc__region_of(&regions, row,
+                                                             x0));
             for (uint32_t col = x0; col < end; col++)
                 charge[(size_t)row * c->cols + col] += offset;
         }

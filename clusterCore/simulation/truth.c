@@ -47,14 +47,15 @@ void cc__truth_clear(cc_truth *truth)
 
 int cc__truth_begin_frame(cc_truth *truth, uint64_t number)
 {
-    struct cc__truth_entry *frames =
-        cc__grow(truth->frames, &truth->frames_capacity, truth->n_frames + 1,
-                 sizeof *frames);
+    struct cc__truth_entry *frames = cc__grow(truth->frames,
+                                              &truth->frames_capacity,
+                                              truth->n_frames + 1,
+                                              sizeof *frames);
     if (frames == NULL)
         return CC_ENOMEM;
     truth->frames = frames;
-    frames[truth->n_frames++] = (struct cc__truth_entry){
-        .number = number, .first = truth->n_photons};
+    frames[truth->n_frames++] =
+        (struct cc__truth_entry){.number = number, .first = truth->n_photons};
     return CC_OK;
 }
 

@@ -21,7 +21,7 @@ struct cc_truth_score {
     int32_t *best_cluster; /* per pixel: index of the centre's cluster + 1 */
     double *ratios;
     size_t n_ratios, ratios_capacity;
-    const cc_interpolator *interpolator; /* borrowed; NULL: no positions */
+    const cc_interpolator *interpolator;   /* borrowed; NULL: no positions */
     double position_error2, centre_error2; /* sums of squared errors */
 };
 
@@ -40,9 +40,10 @@ static void score_position(cc_truth_score *score,
                            const cc_photon *photon)
 {
     size_t cells = (size_t)frame->size_x * frame->size_y;
-    cc_position at = cluster_position(
-        cc__interpolator_map(score->interpolator), frame->size_x, frame->size_y,
-        frame->values + index * cells, frame->x[index], frame->y[index]);
+    cc_position at = cluster_position(cc__interpolator_map(score->interpolator),
+                                      frame->size_x, frame->size_y,
+                                      frame->values + index * cells,
+                                      frame->x[index], frame->y[index]);
     if (at.status == CC_POSITION_OUTSIDE_WINDOW)
         return;
     double dx = at.x - photon->x, dy = at.y - photon->y;
@@ -115,13 +116,15 @@ static int score_photon(cc_truth_score *score, const cc_frame_clusters *frame,
     size_t best_index = 0;
     for (long row = y - 1; row <= y + 1; row++)
         for (long col = x - 1; col <= x + 1; col++) {
-            int32_t index = score->best_cluster[(size_t)row * score->cols + col];
+            int32_t index =
+                score->best_cluster[(size_t)row * score->cols + col];
             if (index == 0)
                 continue;
             size_t cells = (size_t)frame->size_x * frame->size_y;
-            int64_t sum = cc_cluster_energy(
-                CC_ENERGY_SUM, frame->size_x, frame->size_y,
-                frame->values + (size_t)(index - 1) * cells);
+            int64_t sum = cc_cluster_energy(CC_ENERGY_SUM, frame->size_x,
+                                            frame->size_y,
+                                            frame->values +
+                                                (size_t)(index - 1) * cells);
             if (sum > best) {
                 best = sum;
                 best_index = (size_t)(index - 1);
@@ -139,8 +142,8 @@ static int score_photon(cc_truth_score *score, const cc_frame_clusters *frame,
     if (ratios == NULL)
         return CC_ENOMEM;
     score->ratios = ratios;
-    ratios[score->n_ratios++] =
-        (double)best / (photon->energy_kev * score->gain);
+    ratios[score->n_ratios++] = (double)best /
+                                (photon->energy_kev * score->gain);
     return CC_OK;
 }
 
@@ -148,7 +151,8 @@ static int score_frame(cc_truth_score *score, const cc_frame_clusters *frame,
                        const cc_frame_truth *photons)
 {
     long half = (long)(frame->size_x > frame->size_y ? frame->size_x
-                                                     : frame->size_y) / 2;
+                                                     : frame->size_y) /
+                2;
     long isolation = half + 3, border = half + 1;
     for (uint32_t j = 0; j < photons->count; j++) {
         const cc_photon *p = &photons->photons[j];
@@ -179,7 +183,8 @@ static int score_frame(cc_truth_score *score, const cc_frame_clusters *frame,
         score->photon_grid[(size_t)p->y * score->cols + (size_t)p->x] = 0;
     }
     for (uint32_t i = 0; i < frame->count; i++)
-        score->best_cluster[(size_t)frame->y[i] * score->cols + frame->x[i]] = 0;
+        score->best_cluster[(size_t)frame->y[i] * score->cols + frame->x[i]] =
+            0;
     return rc;
 }
 
@@ -240,17 +245,18 @@ int cc_truth_score_get(const cc_truth_score *score, cc_score *result)
                             ? 0
                             : (double)totals.isolated_found /
                                   (double)totals.isolated_photons;
-    totals.false_rate =
-        totals.frames == 0
-            ? 0
-            : (double)totals.false_clusters /
-                  ((double)totals.frames * score->rows * score->cols);
+    totals.false_rate = totals.frames == 0 ? 0
+                                           : (double)totals.false_clusters /
+                                                 ((double)totals.frames *
+                                                  score->rows * score->cols);
     /* Per axis: the mean of dx^2 + dy^2 over 2. */
     double n_positions = 2.0 * (double)totals.positioned;
-    totals.position_rms =
-        totals.positioned ? sqrt(score->position_error2 / n_positions) : 0;
-    totals.centre_rms =
-        totals.positioned ? sqrt(score->centre_error2 / n_positions) : 0;
+    totals.position_rms = totals.positioned
+                              ? sqrt(score->position_error2 / n_positions)
+                              : 0;
+    totals.centre_rms = totals.positioned
+                            ? sqrt(score->centre_error2 / n_positions)
+                            : 0;
     totals.line0_found = score->n_ratios;
     totals.line0_ratio = 0;
     if (score->n_ratios > 0) {

@@ -13,7 +13,8 @@ void fuzz_clust_file(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return;
-    uint32_t size_x = 3 + 2 * (data[0] & 3u), size_y = 3 + 2 * (data[0] >> 2 & 3u);
+    uint32_t size_x = 3 + 2 * (data[0] & 3u),
+             size_y = 3 + 2 * (data[0] >> 2 & 3u);
     const char *path = fuzz_scratch_file("clusters.clust", data + 1, size - 1);
     char message[CC_MESSAGE_SIZE];
     cc_clust_reader *reader;

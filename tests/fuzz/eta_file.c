@@ -23,9 +23,13 @@ void fuzz_eta_file(const uint8_t *data, size_t size)
         /* One 3 x 3 photon at (6, 3), its charge shared to the lower right. */
         static const int32_t values[9] = {0, 0, 0, 0, 600, 200, 0, 150, 50};
         static const uint16_t x = 6, y = 3;
-        cc_frame_clusters frame = {.frame_number = 1, .count = 1,
-                                   .size_x = 3, .size_y = 3, .x = &x,
-                                   .y = &y, .values = values};
+        cc_frame_clusters frame = {.frame_number = 1,
+                                   .count = 1,
+                                   .size_x = 3,
+                                   .size_y = 3,
+                                   .x = &x,
+                                   .y = &y,
+                                   .values = values};
         cc_position position;
         FUZZ_REQUIRE(cc_interpolator_positions(interpolator, &frame,
                                                &position) == CC_OK);

@@ -38,8 +38,7 @@ static void parse_as(const uint8_t *data, size_t size, cc_raw_chip chip)
     FUZZ_REQUIRE(info.frames == 0
                      ? info.files == 0
                      : (uint64_t)info.files * per_file >= info.frames &&
-                           ((uint64_t)info.files - 1) * per_file <
-                               info.frames);
+                           ((uint64_t)info.files - 1) * per_file < info.frames);
 }
 
 void fuzz_raw_master(const uint8_t *data, size_t size)

@@ -26,8 +26,8 @@ void fuzz_raw_run(const uint8_t *data, size_t size)
     fuzz_scratch_file("fuzz_d0_f0_0.raw", rest, rest_size / 2);
     fuzz_scratch_file("fuzz_d1_f0_0.raw", rest + rest_size / 2,
                       rest_size - rest_size / 2);
-    const char *master =
-        fuzz_scratch_file("fuzz_master_0.json", data + 2, master_size);
+    const char *master = fuzz_scratch_file("fuzz_master_0.json", data + 2,
+                                           master_size);
 
     char message[CC_MESSAGE_SIZE];
     cc_raw_reader *reader;
@@ -36,9 +36,8 @@ void fuzz_raw_run(const uint8_t *data, size_t size)
      * length: the fuzzer reaches both maps. */
     if (opened == CC_ENOTSUP)
         opened = cc_raw_reader_open_chip(&reader, master,
-                                         master_size % 2
-                                             ? CC_RAW_CHIP_MOENCH04
-                                             : CC_RAW_CHIP_MOENCH03,
+                                         master_size % 2 ? CC_RAW_CHIP_MOENCH04
+                                                         : CC_RAW_CHIP_MOENCH03,
                                          message);
     if (opened != CC_OK) {
         FUZZ_REQUIRE(reader == NULL && message[0] != '\0');

@@ -23,8 +23,9 @@ static int run_file(const struct fuzz_target *target, const char *path)
     }
     size_t capacity = 1 << 16, size = 0;
     uint8_t *data = malloc(capacity);
-    for (size_t got; data != NULL &&
-                     (got = fread(data + size, 1, capacity - size, file)) > 0;) {
+    for (size_t got;
+         data != NULL &&
+         (got = fread(data + size, 1, capacity - size, file)) > 0;) {
         size += got;
         if (size == capacity) {
             uint8_t *grown = realloc(data, capacity *= 2);
@@ -50,8 +51,8 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 
 int main(int argc, char **argv)
 {
-    const struct fuzz_target *target =
-        argc < 2 ? NULL : fuzz_target_named(argv[1]);
+    const struct fuzz_target *target = argc < 2 ? NULL
+                                                : fuzz_target_named(argv[1]);
     if (target == NULL) {
         fprintf(stderr, "usage: replay TARGET FILE|DIRECTORY...; targets:\n");
         for (const struct fuzz_target *t = fuzz_targets; t->name; t++)
@@ -73,7 +74,8 @@ int main(int argc, char **argv)
             int n = scandir(argv[i], &entries, NULL, by_name);
             for (int k = 0; k < n; k++) {
                 char path[4096];
-                snprintf(path, sizeof path, "%s/%s", argv[i], entries[k]->d_name);
+                snprintf(path, sizeof path, "%s/%s", argv[i],
+                         entries[k]->d_name);
                 if (entries[k]->d_name[0] != '.' && stat(path, &status) == 0 &&
                     S_ISREG(status.st_mode)) {
                     failed |= run_file(target, path);

@@ -114,8 +114,8 @@ static void write_gain_tiff(const char *path, const float *gain)
     TIFFSetField(tiff, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
     TIFFSetField(tiff, TIFFTAG_ROWSPERSTRIP, 2);
     for (uint32_t row = 0; row < FUZZ_ROWS; row++)
-        if (TIFFWriteScanline(tiff, (void *)(gain + row * FUZZ_COLS), row,
-                              0) != 1)
+        if (TIFFWriteScanline(tiff, (void *)(gain + row * FUZZ_COLS), row, 0) !=
+            1)
             die("gain tiff", CC_EIO, path);
     TIFFClose(tiff);
 }
@@ -140,12 +140,12 @@ static void seed_raw_layouts(const char *work)
         char master[1100], data_file[1100], message[CC_MESSAGE_SIZE];
         snprintf(master, sizeof master, "%s/layout_master_0.json", work);
         cc_raw_writer *writer;
-        check("raw writer", cc_raw_writer_new_layout(&writer, master, side,
-                                                     side, per_file,
-                                                     layouts[l], message),
+        check("raw writer",
+              cc_raw_writer_new_layout(&writer, master, side, side, per_file,
+                                       layouts[l], message),
               message);
-        check("raw writer", cc_raw_writer_write(writer, frames, NULL, 2,
-                                                message), message);
+        check("raw writer",
+              cc_raw_writer_write(writer, frames, NULL, 2, message), message);
         check("raw writer", cc_raw_writer_finish(writer, message), message);
         cc_raw_writer_destroy(writer);
         const char *name = cc_raw_layout_name(layouts[l]);
@@ -188,10 +188,13 @@ static void seed_raw(const char *work, const uint16_t *frames,
     char master[1100], data_file[1100], message[CC_MESSAGE_SIZE];
     snprintf(master, sizeof master, "%s/run_master_0.json", work);
     cc_raw_writer *writer;
-    check("raw writer", cc_raw_writer_new(&writer, master, FUZZ_ROWS, FUZZ_COLS,
-                                          per_file, message), message);
-    check("raw writer", cc_raw_writer_write(writer, frames, numbers,
-                                            light_frames, message), message);
+    check("raw writer",
+          cc_raw_writer_new(&writer, master, FUZZ_ROWS, FUZZ_COLS, per_file,
+                            message),
+          message);
+    check("raw writer",
+          cc_raw_writer_write(writer, frames, numbers, light_frames, message),
+          message);
     check("raw writer", cc_raw_writer_finish(writer, message), message);
     cc_raw_writer_destroy(writer);
     seed_file("raw_master", "simulated", master, NULL, 0);
@@ -239,10 +242,10 @@ int main(int argc, char **argv)
     uint64_t numbers[light_frames];
     for (int i = 0; i < light_frames; i++)
         numbers[i] = 100 + (uint64_t)i;
-    check("dark frames", cc_simulator_dark_frames(simulator, 0, dark_frames,
-                                                  dark), NULL);
-    check("frames", cc_simulator_frames(simulator, 0, light_frames, light, NULL),
-          NULL);
+    check("dark frames",
+          cc_simulator_dark_frames(simulator, 0, dark_frames, dark), NULL);
+    check("frames",
+          cc_simulator_frames(simulator, 0, light_frames, light, NULL), NULL);
     cc_simulator_destroy(simulator);
     seed_raw(work, light, numbers);
     seed_raw_layouts(work);
@@ -264,9 +267,10 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/pedestal", work);
         check("save pedestal", cc_finder_save_pedestal(finder, path),
               cc_finder_last_error(finder));
-        seed_file("pedestal_file", precision ? "double" : "float", path, NULL, 0);
-        check("process", cc_finder_process(finder, light, numbers, light_frames,
-                                           clusters),
+        seed_file("pedestal_file", precision ? "double" : "float", path, NULL,
+                  0);
+        check("process",
+              cc_finder_process(finder, light, numbers, light_frames, clusters),
               cc_finder_last_error(finder));
         cc_finder_destroy(finder);
     }
@@ -279,13 +283,15 @@ int main(int argc, char **argv)
     } functions[] = {{CC_ETA2, "eta2"}, {CC_ETA3, "eta3"}};
     for (size_t i = 0; i < 2; i++) {
         cc_eta_calibration *calibration;
-        check("calibration", cc_eta_calibration_new(&calibration,
-                                                    functions[i].function, 10,
-                                                    NULL, message), message);
-        check("calibration", cc_eta_calibration_add(calibration, clusters), NULL);
+        check("calibration",
+              cc_eta_calibration_new(&calibration, functions[i].function, 10,
+                                     NULL, message),
+              message);
+        check("calibration", cc_eta_calibration_add(calibration, clusters),
+              NULL);
         snprintf(path, sizeof path, "%s/calibration.eta", work);
-        check("save calibration", cc_eta_calibration_save(calibration, path,
-                                                          message), message);
+        check("save calibration",
+              cc_eta_calibration_save(calibration, path, message), message);
         seed_file("eta_file", functions[i].name, path, NULL, 0);
         cc_eta_calibration_destroy(calibration);
     }
@@ -306,12 +312,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < pixels; i++)
         gain32[i] = (float)(gain[i] = 0.9 + 0.002 * i);
     snprintf(path, sizeof path, "%s/gain.npy", work);
-    check("gain", cc_gain_map_write_npy(path, FUZZ_ROWS, FUZZ_COLS, gain,
-                                        message),
+    check("gain",
+          cc_gain_map_write_npy(path, FUZZ_ROWS, FUZZ_COLS, gain, message),
           message);
     seed_file("gain_map", "float64", path, NULL, 0);
-    check("gain", cc__npy_write(path, "'<f4'", 2, shape, gain32,
-                                sizeof gain32, message),
+    check("gain",
+          cc__npy_write(path, "'<f4'", 2, shape, gain32, sizeof gain32,
+                        message),
           message);
     seed_file("gain_map", "float32", path, NULL, 0);
 #ifdef CC_HAVE_TIFF

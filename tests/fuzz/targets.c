@@ -15,8 +15,7 @@ const struct fuzz_target fuzz_targets[] = {
     {"pedestal_file", "a pedestal file for 8 x 16 pixels", fuzz_pedestal_file},
     {"eta_file", "an eta calibration file", fuzz_eta_file},
     {"mask_npy", "a mask .npy for 8 x 16 pixels", fuzz_mask_npy},
-    {"gain_map", "a gain map, .npy or TIFF, for 8 x 16 pixels",
-     fuzz_gain_map},
+    {"gain_map", "a gain map, .npy or TIFF, for 8 x 16 pixels", fuzz_gain_map},
     {"clust_file", "a cluster size byte and a .clust file", fuzz_clust_file},
     {"npy_round_trip", "a shape and the bytes of an array to write and read",
      fuzz_npy_round_trip},
@@ -42,8 +41,7 @@ static void remove_scratch(void)
         fprintf(stderr, "fuzz: could not remove %s\n", scratch);
 }
 
-const char *fuzz_scratch_file(const char *name, const void *data,
-                              size_t size)
+const char *fuzz_scratch_file(const char *name, const void *data, size_t size)
 {
     if (scratch[0] == '\0') {
         const char *tmp = getenv("TMPDIR");

@@ -28,11 +28,10 @@ const struct fuzz_target *fuzz_target_named(const char *name);
 /* Writes size bytes to a file called name in this process's scratch
  * folder (made on first use, removed at exit); returns its path, valid
  * until the next call. */
-const char *fuzz_scratch_file(const char *name, const void *data,
-                              size_t size);
+const char *fuzz_scratch_file(const char *name, const void *data, size_t size);
 /* Aborts, saying what failed, unless condition holds: a broken invariant
  * is a finding like a crash. */
-#define FUZZ_REQUIRE(condition)                                            \
+#define FUZZ_REQUIRE(condition)                                                \
     ((condition) ? (void)0 : fuzz_fail(#condition, __FILE__, __LINE__))
 _Noreturn void fuzz_fail(const char *what, const char *file, int line);
 
