@@ -15,6 +15,10 @@
  * library keeps no global state and never prints, exits or aborts; separate
  * objects may be used from separate threads, one object from one thread at
  * a time.
+ *
+ * Longer than the project's 800 lines on purpose: one header is the whole
+ * public interface, as a user includes it, in sections by object (finder,
+ * clusters, spectrum and hit map, files, imaging, corrections, simulator).
  */
 #ifndef CLUSTERCORE_H
 #define CLUSTERCORE_H

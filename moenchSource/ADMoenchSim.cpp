@@ -8,6 +8,11 @@
  * to update parameters and call the plugins, as ADCore drivers do.
  * MoenchSourceThreads threads (MoenchFrameFiller) copy the frames into
  * NDArrays meanwhile; the acquisition thread publishes them in order.
+ *
+ * Longer than the project's 800 lines: one driver class, whose source
+ * (simulator or raw replay), pacing and publication share the acquisition
+ * thread's state and the driver's lock; the frames' copying is apart
+ * (MoenchFrameFiller).
  */
 #include <stdio.h>
 #include <string.h>
