@@ -47,7 +47,7 @@ for pinned in 1 0; do
         put "$P${setting%:*}" "${setting##*:}"
     done
     put "${P}cam1:Acquire" 1
-    wait_for "${C}ArrayCounter_RBV" $((dark + frames))
+    count_reaches "${C}ArrayCounter_RBV" $((dark + frames))
     got=$("$caget" -t -f0 -w $ca_wait "${C}TotalClusters_RBV")
     [ "$got" = "$expected" ] ||
         fail "PINNED_ARRAYS=$pinned: the IOC found $got clusters, the core $expected"

@@ -82,7 +82,7 @@ flowing=$(($(get "${C}ArrayCounter_RBV") - before))
     echo "note: the frames had all passed before the last refusal; the writes still met the flow for most of them"
 
 # What the frames gave: the core's, to the cluster.
-wait_for "${C}ArrayCounter_RBV" $((before + 100 + frames))
+count_reaches "${C}ArrayCounter_RBV" $((before + 100 + frames))
 [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "$(get "${C}DroppedArrays_RBV") arrays dropped"
 [ "$(get "${C}BadArrays_RBV")" = 0 ] || fail "arrays refused"
 got=$("$caget" -w $ca_wait -t -f0 "${C}TotalClusters_RBV")

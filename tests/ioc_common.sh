@@ -126,11 +126,50 @@ pv_is() { [ "$(get "$1")" = "$2" ]; }
 pvs_equal() { [ "$(get "$1")" = "$(get "$2")" ]; }
 # wait_for PV VALUE: until caget PV says VALUE.
 wait_for() { poll pv_is "$1" "$2" || fail "$1 is $(get "$1"), not $2"; }
+# count_follows COUNT WANT...: until the counter COUNT reads what the
+# command WANT... prints, run anew each time (a source that still
+# delivers). It waits as long as COUNT moves, however long frames take on
+# a loaded machine, and fails once COUNT passes what is wanted, or stands
+# still short of it for as long as poll waits.
+count_follows() {
+    count=$1
+    shift
+    last="" still=0
+    while :; do
+        want=$("$@")
+        now=$(get "$count")
+        [ "$now" = "$want" ] && return 0
+        [ "$now" -lt "$want" ] || fail "$count is $now, past $want"
+        if [ "$now" = "$last" ]; then
+            still=$((still + 1))
+            [ $still -lt 300 ] || fail "$count stopped at $now, short of $want"
+        else
+            still=0 last=$now
+        fi
+        ioc_alive
+        sleep 0.2
+    done
+}
+# count_reaches COUNT N: until the array counter COUNT reads N.
+count_reaches() { count_follows "$1" echo "$2"; }
 # caught_up COUNT SOURCE_COUNT: until the array counter COUNT equals
 # SOURCE_COUNT, which is read again each time, since a source can still
 # be delivering when the wait starts.
-caught_up() {
-    poll pvs_equal "$1" "$2" || fail "$1 is $(get "$1"), $2 $(get "$2")"
+caught_up() { count_follows "$1" get "$2"; }
+# source_mark before a continuous acquisition of the simulated source,
+# source_drained after its Acquire 0: until the source is idle and the
+# plugin has taken, or dropped and counted, every array it made since, so
+# that what a test counts next starts from rest.
+source_mark() {
+    marked_made=$(get "${P}cam1:ArrayCounter_RBV")
+    marked_taken=$(get "${C}ArrayCounter_RBV")
+    marked_dropped=$(get "${C}DroppedArrays_RBV")
+}
+source_drained() {
+    wait_for "${P}cam1:DetectorState_RBV" 0 # Idle: its last frame is out
+    made=$(($(get "${P}cam1:ArrayCounter_RBV") - marked_made))
+    dropped=$(($(get "${C}DroppedArrays_RBV") - marked_dropped))
+    count_reaches "${C}ArrayCounter_RBV" $((marked_taken + made - dropped))
 }
 # counts_equal PV FILE [DIGITS]: the first lines of PV's array, with
 # DIGITS decimals (default 0), are FILE's lines.
@@ -230,5 +269,5 @@ replay() {
     put "${P}cam1:ImageMode" 1
     put "${P}cam1:NumImages" "$2"
     put "${P}cam1:Acquire" 1
-    wait_for "${C}ArrayCounter_RBV" $((before + $2))
+    count_reaches "${C}ArrayCounter_RBV" $((before + $2))
 }

@@ -37,7 +37,7 @@ acquire() {
     put "${P}cam1:MoenchDarkFrames" "$1"
     put "${P}cam1:NumImages" "$2"
     "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # long: not waited on
-    wait_for "${C}ArrayCounter_RBV" $((before + $2))
+    count_reaches "${C}ArrayCounter_RBV" $((before + $2))
     publish_now
 }
 

@@ -38,7 +38,7 @@ run() {
     "$camonitor" -t n -S "${C}StatusMessage_RBV" >"$work/status$1.log" 2>&1 &
     monitor=$!
     put "${P}cam1:Acquire" 1
-    wait_for "${C}ArrayCounter_RBV" $((100 + frames))
+    count_reaches "${C}ArrayCounter_RBV" $((100 + frames))
     kill "$monitor"
     [ "$(get "${C}DroppedArrays_RBV")" = 0 ] || fail "$(get "${C}DroppedArrays_RBV") arrays dropped"
     backend=$(getstr "${C}Backend_RBV")

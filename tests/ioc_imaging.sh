@@ -178,6 +178,7 @@ put "${P}cam1:MoenchDarkFrames" 100
 put "${P}cam1:AcquirePeriod" $period
 put "${P}cam1:ImageMode" 2
 put "${C}ResetPedestal" 1
+source_mark
 "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
 wait_for "${C}PedestalState_RBV" 1
 for change in Subpixels:2 WindowHigh:1200 EtaMode:Calibrate EtaMode:Interpolate \
@@ -188,6 +189,7 @@ for change in Subpixels:2 WindowHigh:1200 EtaMode:Calibrate EtaMode:Interpolate 
         fail "no array went through after ${change%%:*} ${change#*:}"
 done
 put "${P}cam1:Acquire" 0
+source_drained
 publish_all
 # holds_counted: the image is Subpixels 4's, and holds the photons
 # counted (sum: its photons).

@@ -33,7 +33,7 @@ done
 "$camonitor" -t n -F ' ' "${C}LastBatch_RBV" >"$work/batches.txt" 2>&1 &
 monitor=$!
 "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null || fail "caput ${P}cam1:Acquire 1"
-wait_for "${C}ArrayCounter_RBV" $((dark + frames))
+count_reaches "${C}ArrayCounter_RBV" $((dark + frames))
 kill "$monitor"
 largest=$(awk '$NF ~ /^[0-9]+$/ && $NF > m {m = $NF} END {print m + 0}' "$work/batches.txt")
 [ "$largest" -gt 1 ] ||

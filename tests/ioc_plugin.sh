@@ -111,6 +111,7 @@ put "${P}cam1:MoenchSource" 1
 put "${P}cam1:ImageMode" 2
 put "${P}cam1:AcquirePeriod" 0.02
 before=$(get "${C}ArrayCounter_RBV")
+source_mark
 "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
 for setting in NSigma:6 ClusterSizeX:5 ClusterSizeY:5 SpectrumBins:100 \
     SpectrumMax:3000 NSigma:5 ClusterSizeX:3 ClusterSizeY:3 SpectrumBins:400; do
@@ -120,6 +121,7 @@ for setting in NSigma:6 ClusterSizeX:5 ClusterSizeY:5 SpectrumBins:100 \
         fail "no array went through after ${setting%%:*} ${setting#*:}"
 done
 put "${P}cam1:Acquire" 0
+source_drained
 flowed=$(( $(get "${C}ArrayCounter_RBV") - before ))
 [ "$(get "${C}BadArrays_RBV")" = 0 ] || fail "arrays were refused while settings changed"
 [ "$(get "${C}ClusterSizeX_RBV")" = 3 ] || fail "ClusterSizeX_RBV is not 3"
@@ -167,7 +169,7 @@ monitor=$!
 before=$(get "${C}ArrayCounter_RBV")
 disordered=$(get "${C}DisorderedArrays_RBV")
 put "${P}cam1:Acquire" 1
-wait_for "${C}ArrayCounter_RBV" $((before + 160))
+count_reaches "${C}ArrayCounter_RBV" $((before + 160))
 wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
 kill "$monitor"
 largest=$(awk '$NF ~ /^[0-9]+$/ && $NF > m {m = $NF} END {print m + 0}' "$work/batches.txt")
@@ -209,7 +211,7 @@ done
 before=$(get "${C}ArrayCounter_RBV")
 source_before=$(get "${P}cam1:ArrayCounter_RBV")
 put "${P}cam1:Acquire" 1
-wait_for "${C}ArrayCounter_RBV" $((before + 220))
+count_reaches "${C}ArrayCounter_RBV" $((before + 220))
 wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
 published=$(( $(get "${P}cam1:ArrayCounter_RBV") - source_before ))
 [ "$published" = 220 ] || fail "the ring source published $published of 220 frames"
@@ -235,7 +237,7 @@ acquire_cycled() {
     done
     before=$(get "${C}ArrayCounter_RBV")
     put "${P}cam1:Acquire" 1
-    wait_for "${C}ArrayCounter_RBV" $((before + 160))
+    count_reaches "${C}ArrayCounter_RBV" $((before + 160))
     wait_for "${C}QueueFree" "$(get "${C}QueueSize_RBV")"
 }
 
@@ -341,7 +343,7 @@ put "${P}cam1:SizeY" 160
 put "${P}cam1:NumImages" 3
 before=$(get "${C}ArrayCounter_RBV")
 "$caput" -w 2 "${P}cam1:Acquire" 1 >/dev/null # continuous: no completion to wait for
-wait_for "${C}ArrayCounter_RBV" $((before + 3))
+count_reaches "${C}ArrayCounter_RBV" $((before + 3))
 getstr "${C}StatusMessage_RBV" | grep -q "frame size changed" ||
     fail "no word of the new frame size: $(getstr "${C}StatusMessage_RBV")"
 [ "$(getstr "${C}PedestalState_RBV")" = Training ] || fail "the pedestal was kept"
