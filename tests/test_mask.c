@@ -418,8 +418,8 @@ START_TEST(mask_from_npy)
         "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), 'x': 1}",
         "{'descr': '|u1', 'descr': '|u1', 'fortran_order': False, }",
         "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3)",
-        "{'descr': '|u1', 'fortran_order': False, 'shape': "
-        "(99999999999999999999, 3), }",
+        ("{'descr': '|u1', 'fortran_order': False, 'shape': "
+         "(99999999999999999999, 3), }"),
         "[1, 2]"};
     for (size_t i = 0; i < sizeof garbage / sizeof *garbage; i++) {
         write_npy(garbage[i], last, 6);
