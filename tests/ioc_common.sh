@@ -102,13 +102,14 @@ getcount() { "$caget" -t -n -f0 -w $ca_wait "$1"; }
 put() { "$caput" -c -w $ca_wait "$1" "$2" >/dev/null || fail "caput $1 $2"; }
 putstr() { "$caput" -S -w $ca_wait "$1" "$2" >/dev/null || fail "caput $1 $2"; }
 getstr() { "$caget" -t -S -w $ca_wait "$1"; }
-# poll COMMAND...: until COMMAND succeeds (60 s at most), failing at once
-# should the IOC end meanwhile.
+# poll COMMAND...: until COMMAND succeeds (poll_tries of poll_pause s: 60 s
+# at most), failing at once should the IOC end meanwhile.
+poll_tries=300 poll_pause=0.2
 poll() {
-    for _ in $(seq 300); do
+    for _ in $(seq $poll_tries); do
         "$@" && return 0
         ioc_alive
-        sleep 0.2
+        sleep $poll_pause
     done
     return 1
 }
@@ -123,7 +124,6 @@ ioc_command() {
         fail "the IOC's shell did not run: $1"
 }
 pv_is() { [ "$(get "$1")" = "$2" ]; }
-pvs_equal() { [ "$(get "$1")" = "$(get "$2")" ]; }
 # wait_for PV VALUE: until caget PV says VALUE.
 wait_for() { poll pv_is "$1" "$2" || fail "$1 is $(get "$1"), not $2"; }
 # count_follows COUNT WANT...: until the counter COUNT reads what the
@@ -142,12 +142,12 @@ count_follows() {
         [ "$now" -lt "$want" ] || fail "$count is $now, past $want"
         if [ "$now" = "$last" ]; then
             still=$((still + 1))
-            [ $still -lt 300 ] || fail "$count stopped at $now, short of $want"
+            [ $still -lt $poll_tries ] || fail "$count stopped at $now, short of $want"
         else
             still=0 last=$now
         fi
         ioc_alive
-        sleep 0.2
+        sleep $poll_pause
     done
 }
 # count_reaches COUNT N: until the array counter COUNT reads N.
