@@ -146,6 +146,8 @@ bad=$(get "${C}BadArrays_RBV")
 [ "$bad" -ge 1 ] || fail "no array refused: $(getstr "${C}StatusMessage_RBV")"
 getstr "${C}StatusMessage_RBV" | grep -q "refused" || fail "no refusal in the status"
 put "${C}NDArrayPort" MOENCH
+# Off again: it would convert every later frame, and hold the source's.
+put "${P}Proc1:EnableCallbacks" 0
 echo "ok: $bad Float64 arrays refused: $(getstr "${C}StatusMessage_RBV")"
 
 # A backlog is worked off in batches of up to MaxBatch arrays, with the
@@ -200,10 +202,15 @@ echo "ok: batches of up to $largest arrays found $got9 clusters at 9x9 and their
 # The source's frame ring: the first 40 data frames' NDArrays go out again
 # in turn, without a copy, with the content MoenchCycleFrames 40 gives; the
 # plugin finds what the core finds in that sequence, and nothing is lost.
+# With blocking callbacks each array is found and released in the source's
+# thread before the next goes out: a plugin that falls 40 frames behind
+# (under AddressSanitizer on a loaded machine) would otherwise still hold
+# the ring's next array, and the source drop that frame, as it should.
 "${builddir:-.}/tools/source_totals" --frames 120 --dark 100 --pedestal 100 \
     --cycle 40 --size 3 >"$work/totals_ring.txt" || fail "source_totals failed"
 expected_ring=$(sed -n 's/^clusters //p' "$work/totals_ring.txt")
 put "${C}ResetPedestal" 1
+put "${C}BlockingCallbacks" 1
 for setting in MoenchDarkFrames:100 MoenchCycleFrames:40 MoenchFrameRing:40 \
     AcquirePeriod:0.03 ImageMode:1 NumImages:220; do
     put "${P}cam1:${setting%%:*}" "${setting#*:}"
@@ -225,6 +232,7 @@ got_ring=$(get "${C}TotalClusters_RBV")
 for setting in MoenchFrameRing:0 MoenchCycleFrames:0 MoenchDarkFrames:0 AcquirePeriod:0; do
     put "${P}cam1:${setting%%:*}" "${setting#*:}"
 done
+put "${C}BlockingCallbacks" 0
 echo "ok: $replayed of 220 frames from the source's ring of 40 NDArrays, $got_ring clusters, as the core alone"
 
 # acquire_cycled: trains the pedestal again on 100 dark frames and finds
