@@ -382,10 +382,11 @@ CC_API int cc_finder_get_mask(cc_finder *finder, uint8_t *mask);
 /* The analog image (docs/spec.md §4.8), PSI's detector mode Analog: from
  * now on every data frame processed adds each pixel's value, as the
  * decisions see it (pedestal and common mode subtracted, in the gain's
- * unit with a gain map, 0 where masked), to a per-pixel sum in double;
- * pedestal frames add nothing. On both backends, the same bytes. on = 0
- * stops and drops what was summed. The frame size cannot change while it
- * is on (cc_finder_set_config: CC_ESTATE). */
+ * unit with a gain map, 0 where masked), truncated to a multiple of 2^-16,
+ * to a per-pixel sum in double; pedestal frames add nothing. The sums are
+ * exact below 2^37: on both backends, in any batches and takes, the same
+ * bytes. on = 0 stops and drops what was summed. The frame size cannot
+ * change while it is on (cc_finder_set_config: CC_ESTATE). */
 CC_API int cc_finder_set_analog(cc_finder *finder, int on);
 /* Adds the sums since the last take into sums (rows * cols doubles) and
  * the frames summed into *frames, and starts again from zero. CC_ESTATE

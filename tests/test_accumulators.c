@@ -499,6 +499,63 @@ START_TEST(analog_image_sums_values)
 }
 END_TEST
 
+/* docs/spec.md §4.8: the image does not depend on how the frames fall
+ * into calls and takes. Simulated frames, whose pedestal means (double
+ * precision) hold bits far below the photons' values: summed as they
+ * come, a double add would round differently when the same values are
+ * grouped otherwise. One call and one take, or a call and a take for
+ * each frame with the takes added up (as the plugin publishes), or
+ * uneven calls: the same bytes. */
+START_TEST(analog_image_whatever_calls_and_takes)
+{
+    enum { SIDE = 48, DARK = 64, DATA = 48 };
+    const size_t pixels = (size_t)SIDE * SIDE;
+    cc_simulator_config model = test_simulator_config(SIDE, SIDE, 11, 40);
+    cc_simulator *simulator = test_simulator(&model);
+    uint16_t *frames = test_simulated_run(simulator, pixels, DARK, 0, DATA);
+    cc_simulator_destroy(simulator);
+    cc_config config = test_config(SIDE, SIDE);
+    config.pedestal_frames = DARK;
+    config.precision = CC_PRECISION_DOUBLE;
+    static const uint32_t calls[3][4] = {{DATA}, {1, 1, 1, 1}, {5, 17, 3, 23}};
+    double *sums[3];
+    uint64_t summed[3];
+    for (int way = 0; way < 3; way++) {
+        cc_finder *finder = test_finder(&config);
+        ck_assert_int_eq(cc_finder_train(finder, frames, DARK), CC_OK);
+        ck_assert_int_eq(cc_finder_set_analog(finder, 1), CC_OK);
+        cc_clusters *clusters;
+        ck_assert_int_eq(cc_clusters_new(&clusters), CC_OK);
+        sums[way] = calloc(pixels, sizeof *sums[way]);
+        ck_assert_ptr_nonnull(sums[way]);
+        summed[way] = 0;
+        for (uint32_t done = 0, call = 0; done < DATA; call++) {
+            uint32_t n = calls[way][call % 4];
+            ck_assert_int_eq(cc_finder_process(finder,
+                                               frames + (DARK + done) * pixels,
+                                               NULL, n, clusters),
+                             CC_OK);
+            done += n;
+            if (way > 0)
+                ck_assert_int_eq(cc_finder_take_analog(finder, sums[way],
+                                                       &summed[way]),
+                                 CC_OK);
+        }
+        ck_assert_int_eq(cc_finder_take_analog(finder, sums[way], &summed[way]),
+                         CC_OK);
+        cc_clusters_destroy(clusters);
+        cc_finder_destroy(finder);
+    }
+    for (int way = 1; way < 3; way++) {
+        ck_assert_uint_eq(summed[way], DATA);
+        ck_assert_mem_eq(sums[way], sums[0], pixels * sizeof *sums[0]);
+        free(sums[way]);
+    }
+    free(sums[0]);
+    free(frames);
+}
+END_TEST
+
 Suite *suite_accumulators(void)
 {
     Suite *suite = suite_create("accumulators");
@@ -511,6 +568,7 @@ Suite *suite_accumulators(void)
     tcase_add_test(cases, tally_equals_spectrum_and_hitmap);
     tcase_add_test(cases, finder_tallies_while_finding);
     tcase_add_test(cases, analog_image_sums_values);
+    tcase_add_test(cases, analog_image_whatever_calls_and_takes);
     suite_add_tcase(suite, cases);
     return suite;
 }

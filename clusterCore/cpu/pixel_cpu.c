@@ -386,8 +386,8 @@ ROW_LOOP void decide_row(const struct cc__frame_job *job,
     }
 }
 
-/* docs/spec.md §4.8: row iy's values (0 where masked) into the batch's
- * analog sums, in double, frame after frame. */
+/* docs/spec.md §4.8: row iy's values (0 where masked), as analog terms,
+ * into the batch's analog sums, frame after frame. */
 static void add_analog_row(const struct cc__frame_job *job, size_t iy)
 {
     const size_t width = job->cols + 2 * (size_t)job->half_x;
@@ -395,7 +395,7 @@ static void add_analog_row(const struct cc__frame_job *job, size_t iy)
                     job->half_x;
     double *sums = job->analog + iy * job->cols;
     for (size_t ix = 0; ix < job->cols; ix++)
-        sums[ix] += (double)v[ix];
+        sums[ix] += pixel_analog_term(v[ix]);
 }
 
 /* Copies the marked centres of row iy into list. About 1 pixel in 70 is

@@ -2,15 +2,27 @@
 /*
  * analog_kernel.cu: the analog image on the GPU (docs/spec.md §4.8). A
  * chunk's v planes, written by the decide kernel (0 where masked), are
- * added pixel by pixel, frame after frame, into the batch's sums, in
- * double; a batch that succeeds is then added into the image's sums. The
- * order of the additions is the CPU's, and a double add rounds the same
- * everywhere, so the sums are the host's.
+ * added pixel by pixel, frame after frame, as analog terms (multiples of
+ * 2^-16, pixel_arithmetic.h), into the batch's sums, in double; a batch
+ * that succeeds is then added into the image's sums. The terms are the
+ * host's and their sums exact, so the sums are the host's.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kernels.h"
+
+/* pixel_analog_term for either precision, chosen by the value's type. */
+namespace precision_float {
+typedef float real;
+#include "../pedestal/pixel_arithmetic.h"
+} // namespace precision_float
+namespace precision_double {
+typedef double real;
+#include "../pedestal/pixel_arithmetic.h"
+} // namespace precision_double
+using precision_double::pixel_analog_term;
+using precision_float::pixel_analog_term;
 
 enum { ANALOG_THREADS = 256 };
 
@@ -23,7 +35,7 @@ __global__ void analog_kernel(const T *__restrict__ v_planes, uint32_t n_frames,
         return;
     double sum = sums[p];
     for (uint32_t k = 0; k < n_frames; k++)
-        sum += (double)v_planes[(size_t)k * pixels + p];
+        sum += pixel_analog_term(v_planes[(size_t)k * pixels + p]);
     sums[p] = sum;
 }
 

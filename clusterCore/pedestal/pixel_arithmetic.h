@@ -61,6 +61,15 @@ static inline CC__HD int64_t pixel_fixed(real value)
     return (int64_t)(value * (real)1048576);
 }
 
+/* A value's term in the analog image (§4.8): in double, truncated toward
+ * zero to a multiple of 2^-16. Sums of such terms below 2^37 in
+ * magnitude are exact, so they do not depend on how the frames fell into
+ * batches and takes. */
+static inline CC__HD double pixel_analog_term(real value)
+{
+    return trunc((double)value * 65536.0) * (1.0 / 65536);
+}
+
 /* The common mode of a region from the fixed-point sum of its n quiet
  * pixels' values: the mean in double, then one rounding to real. */
 static inline CC__HD real common_mode_of(int64_t sum, uint64_t n)
