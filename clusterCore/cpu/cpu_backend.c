@@ -542,13 +542,8 @@ int cc__cpu_process(struct cc__cpu *cpu,
                     double *analog, char *message)
 {
     const cc_config *config = request->config;
-    const struct cc__frames *frames = request->frames;
-    const uint64_t *numbers = request->numbers;
-    const uint64_t first_number = request->first_number;
     const size_t n_frames = request->n_frames;
     cc_clusters *out = request->out;
-    void *common_mode = request->common_mode;
-    uint8_t *estimated = request->estimated;
     uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
     cc__clusters_clear(out, nx, ny);
     if (n_frames == 0)
@@ -566,15 +561,15 @@ int cc__cpu_process(struct cc__cpu *cpu,
                 .c3nsigma = cc__c3nsigma(config),
                 .baseline = pedestal->baseline,
                 .pixel_mask = pedestal->mask,
-                .pedestal_only = frames->pedestal_only,
+                .pedestal_only = request->frames->pedestal_only,
                 .gain = gain,
                 .analog = analog,
                 .regions = cc__regions_of((int)config->common_mode,
                                           config->rows, config->cols)},
         .pedestal = pedestal,
-        .frames = *frames,
-        .numbers = numbers,
-        .first_number = first_number,
+        .frames = *request->frames,
+        .numbers = request->numbers,
+        .first_number = request->first_number,
         .n_frames = n_frames,
         .out = out,
         .common_mode_job = {.pedestal = pedestal,
@@ -583,9 +578,10 @@ int cc__cpu_process(struct cc__cpu *cpu,
                                                       config->cols),
                             .adc_mask = config->adc_mask,
                             .nsigma = config->nsigma},
-        .common_mode = config->common_mode != CC_COMMON_MODE_NONE ? common_mode
-                                                                  : NULL,
-        .estimated = estimated,
+        .common_mode = config->common_mode != CC_COMMON_MODE_NONE
+                           ? request->common_mode
+                           : NULL,
+        .estimated = request->estimated,
     };
     atomic_init(&batch.error, CC_OK);
     atomic_init(&batch.placed, false);

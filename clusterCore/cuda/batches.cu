@@ -511,13 +511,8 @@ int cc__cuda_process(struct cc__cuda *cuda,
                      const struct cc__batch_request *request, char *message)
 {
     const cc_config *config = request->config;
-    const struct cc__frames *frames = request->frames;
-    const uint64_t *numbers = request->numbers;
-    const uint64_t first_number = request->first_number;
     const size_t n_frames = request->n_frames;
     cc_clusters *out = request->out;
-    void *common_mode = request->common_mode;
-    uint8_t *estimated = request->estimated;
     uint32_t nx = config->cluster_size_x, ny = config->cluster_size_y;
     cc__clusters_clear(out, nx, ny);
     if (n_frames == 0)
@@ -538,14 +533,14 @@ int cc__cuda_process(struct cc__cuda *cuda,
     if (rc == CC_OK)
         rc = prepare_output(out, capacity, message);
     struct batch batch;
-    batch.frames = *frames;
+    batch.frames = *request->frames;
     batch.n_frames = n_frames;
     batch.geometry.rows = config->rows;
     batch.geometry.cols = config->cols;
     batch.geometry.half_x = nx / 2;
     batch.geometry.half_y = ny / 2;
     batch.geometry.adc_mask = config->adc_mask;
-    batch.geometry.pedestal_only = frames->pedestal_only;
+    batch.geometry.pedestal_only = request->frames->pedestal_only;
     batch.geometry.window = cuda->window;
     batch.geometry.nsigma = config->nsigma;
     batch.geometry.c3nsigma = cc__c3nsigma(config);
@@ -586,8 +581,9 @@ int cc__cuda_process(struct cc__cuda *cuda,
                    : cc__cuda_drop_accumulated(cuda, rc, message);
     }
     for (size_t k = 0; k < n_frames; k++) {
-        rc = cc__clusters_begin_frame(out, numbers != NULL ? numbers[k]
-                                                           : first_number + k);
+        rc = cc__clusters_begin_frame(out, request->numbers != NULL
+                                               ? request->numbers[k]
+                                               : request->first_number + k);
         if (rc != CC_OK) {
             cc__clusters_clear(out, nx, ny);
             return cc__message(message, rc, "no memory for frame entries");
@@ -599,8 +595,9 @@ int cc__cuda_process(struct cc__cuda *cuda,
     }
     size_t cells = n_frames * cuda->regions.count;
     if (cells > 0) {
-        memcpy(common_mode, cuda->batch_common_mode, cells * cuda->real_size);
-        memcpy(estimated, cuda->batch_estimated, cells);
+        memcpy(request->common_mode, cuda->batch_common_mode,
+               cells * cuda->real_size);
+        memcpy(request->estimated, cuda->batch_estimated, cells);
     }
     /* The batch succeeded whole: its analog sums join the image's, and
      * its last state becomes the pedestal. */
