@@ -96,12 +96,12 @@ period=$("$caget" -t -f9 -w $ca_wait "${S}AcquirePeriod_RBV")
 [ "$period" = "$(awk "BEGIN{printf \"%.9f\", 1/$rate}")" ] || fail "AcquirePeriod_RBV is $period, not 1/$rate"
 frames=$(getn "${C}ArrayCounter_RBV")
 clusters=$(getn "${C}TotalClusters_RBV")
-for _ in $(seq 300); do
-    [ "$(getn "${C}ArrayCounter_RBV")" -gt "$frames" ] && break
-    sleep 0.2
-done
-[ "$(getn "${C}ArrayCounter_RBV")" -gt "$frames" ] || fail "no frame reached the plugin in 60 s"
-[ "$(getn "${C}TotalClusters_RBV")" -gt "$clusters" ] || fail "the frames gave no cluster"
+# ArrayCounter_RBV counts an array as it arrives, TotalClusters_RBV its
+# clusters once its batch is found: each is waited for on its own.
+poll eval '[ "$(getn "${C}ArrayCounter_RBV")" -gt "$frames" ]' ||
+    fail "no frame reached the plugin in 60 s"
+poll eval '[ "$(getn "${C}TotalClusters_RBV")" -gt "$clusters" ]' ||
+    fail "the frames gave no cluster in 60 s"
 echo "ok: over Channel Access: the pedestal Ready, frames flowing ($frames, then $(getn "${C}ArrayCounter_RBV")), clusters found ($(getn "${C}TotalClusters_RBV")), the line fitted at $("$caget" -t -w $ca_wait "${C}PeakPosition_RBV") ADU"
 
 # Ctrl-C: everything stopped, long before --seconds.
