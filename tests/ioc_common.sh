@@ -52,6 +52,12 @@ ioc_report() {
         [ -n "${pid-}" ] && kill -0 "$pid" 2>/dev/null && state="still runs (pid $pid)"
         echo "the IOC $state; the end of its output:"
         tail -n 25 "$ioc_log" | sed 's/^/  | /'
+        # What ran when it failed: a starved or hogging thread shows here.
+        if [ "$state" != "has ended" ]; then
+            echo "its busiest threads (class, real-time priority, CPU % of its life, state), load $(cut -d' ' -f1-3 /proc/loadavg):"
+            ps -L -o cls=,rtprio=,pcpu=,stat=,comm= -p "$pid" 2>/dev/null |
+                sort -k3 -n -r | head -n 12 | sed 's/^/  | /'
+        fi
     fi
 }
 # fail, as common.sh's, with the IOC's report.
