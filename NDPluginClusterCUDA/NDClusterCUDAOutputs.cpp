@@ -380,8 +380,13 @@ void NDClusterCUDAOutputs::startPublisher(const char *portName)
                "published with frames only");
 }
 
+/* Time-shared, as the finder's threads (NDClusterCUDAPipeline.cpp): a
+ * publication of large images is no reason to hold a CPU from Channel
+ * Access's clients and the finder, as the real-time priority an IOC run
+ * as root gives its threads would. */
 void NDClusterCUDAOutputs::publisherTask()
 {
+    cc_thread_share_cpus();
     for (;;) {
         plugin_.lock();
         double period = getDouble(SpectrumPeriod);

@@ -64,6 +64,21 @@ grep -q "3 output threads publish them (maxThreads 3)" "$work/ioc1.log" ||
 stages=$(cat /proc/"$pid"/task/*/comm | grep -c '^CLUSTER1_\(Finder\|Out[0-9]\)$')
 [ "$stages" = 4 ] || fail "$stages finder and output threads, not 1 + 3"
 echo "ok: one processing thread, one finder thread and, as maxThreads asked, 3 output threads"
+# As root, EPICS gives the IOC's threads real-time priorities (ps: FF);
+# the plugin's finder, output and publisher threads and the source's
+# acquisition thread work for as long as frames come, and must leave the
+# CPUs to Channel Access and its clients: time-shared (TS).
+threads=$(ps -L -o cls=,comm= -p "$pid")
+ours='^(CLUSTER1_(Finder|Out[0-9]|Publis.*)|ADMoenchSimTask)$'
+[ "$(echo "$threads" | awk '{print $2}' | grep -Ec "$ours")" = 6 ] ||
+    fail "not the 6 threads of the finder, outputs, publisher and source: $threads"
+if echo "$threads" | grep -q '^ *FF '; then
+    real_time=$(echo "$threads" | awk -v ours="$ours" '$1 != "TS" && $2 ~ ours')
+    [ -z "$real_time" ] || fail "real-time threads of the plugin or the source: $real_time"
+    echo "ok: the finder, output, publisher and source threads are time-shared beside EPICS's real-time ones"
+else
+    echo "ok: no thread of the IOC is real-time here (not run as root): the time-sharing is not seen"
+fi
 for setting in NSigma:5 ClusterSizeX:3 ClusterSizeY:3 MaxClusters:5000 \
     NumStreams:2 SpectrumBins:400 PedestalFrames:100; do
     put "${C}${setting%%:*}" "${setting#*:}"
