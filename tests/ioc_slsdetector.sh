@@ -128,11 +128,7 @@ streamed_acquire() {
 start_sls_server || fail "the virtual server did not start"
 start_sls_receiver "$builddir/moenchSimReceiver/moenchSimReceiver" --port $receiver_port \
     --dark $dark --cycle $cycle --seed $seed || fail "moenchSimReceiver did not start"
-# ZMQ's high-water marks at 10,000 frames, not 1,000, each side: a driver
-# that falls behind the stream for seconds (the IOC under AddressSanitizer
-# on a loaded machine) would lose frames midway, not only the first ones,
-# which the accounting below could not place.
-write_sls_config "$SLS_CONFIG" 10000
+write_sls_config "$SLS_CONFIG"
 start_ioc 1
 grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
     fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"

@@ -56,11 +56,8 @@ stop_sls_receiver() {
     receiver_pid=""
 }
 
-# write_sls_config FILE [HWM]: the module's configuration, as
-# slsDetectorConfig reads it: the server and receiver above, UDP and ZMQ
-# on loopback. HWM sets both ZMQ high-water marks of the stream to the
-# driver (the receiver's send, the client's receive; ZMQ's default is
-# 1000 each): frames beyond them are dropped while the driver is behind.
+# write_sls_config FILE: the module's configuration, as slsDetectorConfig
+# reads it: the server and receiver above, UDP and ZMQ on loopback.
 write_sls_config() {
     cat >"$1" <<CONFIG
 hostname localhost:$server_port
@@ -72,7 +69,6 @@ rx_zmqport $zmq_port
 zmqport $zmq_port
 rx_zmqstream 1
 CONFIG
-    [ -z "${2:-}" ] || printf 'zmqhwm %s\nrx_zmqhwm %s\n' "$2" "$2" >>"$1"
 }
 
 # stop_sls: every process by PID; the server's segment (key 5678 + its
