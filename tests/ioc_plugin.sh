@@ -61,14 +61,15 @@ echo "ok: setpoints read back, an even cluster size and an impossible spectrum a
     fail "the plugin runs $(get "${C}NumThreads_RBV") threads"
 grep -q "3 output threads publish them (maxThreads 3)" "$work/ioc1.log" ||
     fail "no note of the output threads"
-stages=$(cat /proc/"$pid"/task/*/comm | grep -c '^CLUSTER1_\(Finder\|Out[0-9]\)$')
+# The IOC's threads: scheduling class and name.
+threads=$(ps -L -o cls=,comm= -p "$pid")
+stages=$(echo "$threads" | awk '{print $2}' | grep -c '^CLUSTER1_\(Finder\|Out[0-9]\)$')
 [ "$stages" = 4 ] || fail "$stages finder and output threads, not 1 + 3"
 echo "ok: one processing thread, one finder thread and, as maxThreads asked, 3 output threads"
 # As root, EPICS gives the IOC's threads real-time priorities (ps: FF);
 # the plugin's finder, output and publisher threads and the source's
 # acquisition thread work for as long as frames come, and must leave the
 # CPUs to Channel Access and its clients: time-shared (TS).
-threads=$(ps -L -o cls=,comm= -p "$pid")
 ours='^(CLUSTER1_(Finder|Out[0-9]|Publis.*)|ADMoenchSimTask)$'
 [ "$(echo "$threads" | awk '{print $2}' | grep -Ec "$ours")" = 6 ] ||
     fail "not the 6 threads of the finder, outputs, publisher and source: $threads"

@@ -12,17 +12,13 @@
 
 #include "kernels.h"
 
-/* pixel_analog_term for either precision, chosen by the value's type. */
-namespace precision_float {
-typedef float real;
-#include "../pedestal/pixel_arithmetic.h"
-} // namespace precision_float
+/* pixel_analog_term in double: a float value converts to it exactly, so
+ * one instance serves both precisions. */
 namespace precision_double {
 typedef double real;
 #include "../pedestal/pixel_arithmetic.h"
 } // namespace precision_double
 using precision_double::pixel_analog_term;
-using precision_float::pixel_analog_term;
 
 enum { ANALOG_THREADS = 256 };
 
@@ -35,7 +31,7 @@ __global__ void analog_kernel(const T *__restrict__ v_planes, uint32_t n_frames,
         return;
     double sum = sums[p];
     for (uint32_t k = 0; k < n_frames; k++)
-        sum += pixel_analog_term(v_planes[(size_t)k * pixels + p]);
+        sum += pixel_analog_term((double)v_planes[(size_t)k * pixels + p]);
     sums[p] = sum;
 }
 
