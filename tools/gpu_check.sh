@@ -4,8 +4,10 @@
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
 # build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
-# sweep, bench, lists, threads, offline, mutations (those of
-# tools/mutate.sh for a GPU). lists times both ways of issuing copies
+# sweep, bench, lists, threads, offline, peers, mutations (those of
+# tools/mutate.sh for a GPU). peers runs aare's GPU finder beside ours
+# (tools/peers/aare_cuda_bench) on clusterbench's frames and on a raw
+# run, from the pinned tarballs in the kit's peers/ folder. lists times both ways of issuing copies
 # (clusterbench --copies) for back-to-back frames and for a list of
 # separate frames, beside the copy ceilings in both directions; threads
 # the CPU backend on 1 to 16 threads, and as many one-thread finders side
@@ -20,7 +22,8 @@
 # check.h, check_stdint.h, libcheck.a, libsubunit.a) and jansson/include,
 # jansson/lib (jansson.h, jansson_config.h, libjansson.so.4 and a copy of
 # it named libjansson.so: the static library is not built for a shared
-# one).
+# one), and for peers, peers/ (../shared/deps' MANIFEST.tsv and its
+# aare-cuda, fmt and json tarballs).
 # Results go to $OUT. $TARBALL names another tarball to build (default:
 # the kit's), $WORK the folder it is built in (default /tmp/ccbuild).
 set -u
@@ -189,6 +192,19 @@ for step in "$@"; do
         cmp $run/cuda.csv $run/cpu.csv && echo "the same spectrum on both"
         ./tools/clusterbench --backends cuda,cpu --threads 0 --sizes 3 --inputs pinned,pageable \
             --batches 32 --frames 256 --repeats 3 --seconds 1 | tee $OUT/bench_offline.md
+        rm -rf $run ;;
+    peers)
+        # aare's GPU finder beside ours: clusterbench's frames at 3x3 and
+        # 9x9, ours at the default 2 streams, 4 and aare's 5; then a raw
+        # run of $PEERS_FRAMES simulated frames from disk.
+        log peers; cd $work/ndpluginclustercuda-*
+        sh tools/peers/build_aare_cuda.sh $here/peers . /tmp/ccpeers || exit 1
+        /tmp/ccpeers/aare_cuda_bench --sizes 3,9 --streams 2,4,5 | tee $OUT/peers_simulated.md
+        run=/var/tmp/ccpeers_run
+        rm -rf $run && mkdir -p $run
+        ./examples/simulate_raw $run 1000 ${PEERS_FRAMES:-2048} 1 >/dev/null
+        /tmp/ccpeers/aare_cuda_bench --sizes 3,9 --streams 2,4,5 --frames ${PEERS_FRAMES:-2048} \
+            --raw $run/dark_master_0.json $run/data_master_0.json | tee $OUT/peers_raw.md
         rm -rf $run ;;
     esac
 done
