@@ -193,6 +193,57 @@ CC_API int cc_clusters_append_frame(cc_clusters *clusters,
                                     const cc_frame_clusters *frame,
                                     char *message);
 
+/* How two lists of clusters of the same frames agree, cluster by cluster:
+ * another finder's against ours (aare's), one backend's against the
+ * other's. In each pair of frames clusters are matched by centre,
+ * whatever their order, and their values compared; a cluster that only
+ * one list holds is counted under the first cause that fits it:
+ * - not_max: its centre holds less than another of its values (a finder
+ *   of this library never emits one, docs/spec.md §3.3);
+ * - at_threshold: its largest value, or its sum over the square root of
+ *   its cells (the window test), lies between the two lists' thresholds
+ *   of its centre, widened by half an ADU of rounding and
+ *   pedestal_allowance ADU a cell: the two noise estimates decided apart;
+ * - the rest: only - not_max - at_threshold, unexplained.
+ * Index 0 counts list a, 1 list b. Start from a zeroed struct; each call
+ * adds to it. */
+typedef struct cc_agreement {
+    uint64_t frames;
+    uint64_t clusters[2];
+    uint64_t same_place;        /* centres both lists hold */
+    uint64_t same_values;       /* of those, every value equal */
+    int64_t largest_difference; /* of one value, over same_place */
+    uint64_t only[2];           /* clusters one list alone holds */
+    uint64_t not_max[2];        /* of those, by cause */
+    uint64_t at_threshold[2];
+} cc_agreement;
+
+/* Each list's per-pixel threshold, nsigma * rms (rows * cols values in
+ * rows, e.g. from cc_finder_pedestal_maps), and how far apart, in ADU a
+ * cell, the two finders' pedestals may stand. */
+typedef struct cc_agreement_thresholds {
+    uint32_t rows, cols;
+    const double *threshold[2];
+    double pedestal_allowance;
+} cc_agreement_thresholds;
+
+/* Adds one pair of frames to *agreement; thresholds may be NULL (then no
+ * cluster is at a threshold). CC_EINVAL with a sentence in message when
+ * the two cannot be compared (other cluster sizes, a centre outside the
+ * thresholds' frame, two clusters at one centre), CC_ENOMEM; *agreement
+ * is then unchanged. */
+CC_API int cc_agreement_add_frame(cc_agreement *agreement,
+                                  const cc_frame_clusters *a,
+                                  const cc_frame_clusters *b,
+                                  const cc_agreement_thresholds *thresholds,
+                                  char *message);
+/* The same for every frame of two lists, frame i of a with frame i of b
+ * (CC_EINVAL when they hold other numbers of frames); all or nothing. */
+CC_API int cc_clusters_agreement(cc_agreement *agreement, const cc_clusters *a,
+                                 const cc_clusters *b,
+                                 const cc_agreement_thresholds *thresholds,
+                                 char *message);
+
 /* ------------------------------------------------------------------ */
 /* The finder                                                          */
 /* ------------------------------------------------------------------ */

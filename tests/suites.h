@@ -21,6 +21,6 @@ Suite *suite_interpolation(void);
 Suite *suite_peak_fit(void);
 Suite *suite_common_mode(void);
 Suite *suite_gain(void);
-Suite *suite_peer_agreement(void);
+Suite *suite_agreement(void);
 
 #endif

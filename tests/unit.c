@@ -22,7 +22,7 @@ int main(void)
     srunner_add_suite(runner, suite_gain());
     srunner_add_suite(runner, suite_interpolation());
     srunner_add_suite(runner, suite_peak_fit());
-    srunner_add_suite(runner, suite_peer_agreement());
+    srunner_add_suite(runner, suite_agreement());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -54,6 +54,18 @@ class FrameClusters(ctypes.Structure):
                 ("y", P(c_uint16)), ("values", P(c_int32))]
 
 
+class Agreement(ctypes.Structure):
+    _fields_ = [("frames", c_uint64), ("clusters", c_uint64 * 2),
+                ("same_place", c_uint64), ("same_values", c_uint64),
+                ("largest_difference", c_int64), ("only", c_uint64 * 2),
+                ("not_max", c_uint64 * 2), ("at_threshold", c_uint64 * 2)]
+
+
+class AgreementThresholds(ctypes.Structure):
+    _fields_ = [("rows", c_uint32), ("cols", c_uint32),
+                ("threshold", P(c_double) * 2), ("pedestal_allowance", c_double)]
+
+
 class CommonModeRegion(ctypes.Structure):
     _fields_ = [("frames_estimated", c_uint64),
                 ("frames_unestimated", c_uint64), ("mean", c_double),
@@ -162,6 +174,7 @@ class FrameTruth(ctypes.Structure):
 
 # The structs that tests/test_layout.py compares with the header.
 STRUCTS = {"cc_config": Config, "cc_frame_clusters": FrameClusters,
+           "cc_agreement": Agreement, "cc_agreement_thresholds": AgreementThresholds,
            "cc_finder_stats": FinderStats, "cc_energy_window": EnergyWindow,
            "cc_peak": Peak, "cc_eta_calibration_info": EtaCalibrationInfo,
            "cc_image_stats": ImageStats,
@@ -185,6 +198,8 @@ PROTOTYPES = {
     "cc_clusters_total": (c_size_t, [c_void_p]),
     "cc_clusters_frame": (c_int, [c_void_p, c_size_t, P(FrameClusters)]),
     "cc_clusters_append_frame": (c_int, [c_void_p, P(FrameClusters), c_char_p]),
+    "cc_clusters_agreement": (c_int, [P(Agreement), c_void_p, c_void_p,
+                                      P(AgreementThresholds), c_char_p]),
     "cc_finder_new": (c_int, [pp, P(Config), c_char_p]),
     "cc_finder_destroy": (None, [c_void_p]),
     "cc_finder_last_error": (c_char_p, [c_void_p]),

@@ -11,7 +11,7 @@ from ._library import check, library
 
 __all__ = ["EnergyWindow", "Spectrum", "Peak", "fit_peak", "HitMap", "eta",
            "eta_range", "ETA_DTYPE", "EtaCalibration", "Interpolator",
-           "POSITION_DTYPE", "ENERGIES", "ETA_FUNCTIONS"]
+           "POSITION_DTYPE", "ENERGIES", "ETA_FUNCTIONS", "agreement"]
 
 ENERGIES = {"sum": 0, "sum2x2": 1}
 ETA_FUNCTIONS = {"eta2": 0, "eta2full": 1, "eta3": 2}
@@ -161,6 +161,32 @@ def eta(clusters, function="eta2"):
     check(library().cc_eta(C.code_of(ETA_FUNCTIONS, "function", function), clusters.handle,
                            out.ctypes.data))
     return out
+
+
+def agreement(a, b, thresholds=None, pedestal_allowance=1.0):
+    """How two lists of clusters of the same frames agree, frame i of a
+    with frame i of b (another finder's against ours, aare's for
+    instance), as a dict: frames; clusters, only, not_max and
+    at_threshold as pairs (a, b); same_place, same_values and
+    largest_difference. thresholds: a pair of each list's per-pixel
+    threshold maps (rows x cols, nsigma * rms) to weigh the one-sided
+    clusters against; pedestal_allowance: ADU a cell the two pedestals
+    may stand apart. docs/library.md says what each count means."""
+    result = C.Agreement()
+    limits = None
+    if thresholds is not None:
+        maps = [numpy.ascontiguousarray(m, dtype=numpy.float64) for m in thresholds]
+        if len(maps) != 2 or maps[0].ndim != 2 or maps[0].shape != maps[1].shape:
+            raise ValueError("thresholds: two maps of one shape (rows, cols)")
+        limits = C.AgreementThresholds(maps[0].shape[0], maps[0].shape[1])
+        for side, m in enumerate(maps):
+            limits.threshold[side] = m.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        limits.pedestal_allowance = pedestal_allowance
+    C.call(library().cc_clusters_agreement, ctypes.byref(result), a.handle, b.handle,
+           ctypes.byref(limits) if limits is not None else None)
+    pairs = ("clusters", "only", "not_max", "at_threshold")
+    return {name: tuple(getattr(result, name)) if name in pairs else getattr(result, name)
+            for name, _ in C.Agreement._fields_}
 
 
 class EtaCalibration(C.Owned):

@@ -154,6 +154,37 @@ def test_a_list_made_from_records(trained, tmp_path):
         clustercore.Clusters.from_array(wide)
 
 
+def test_agreement_of_two_lists(trained):
+    """clustercore.agreement: a list against itself in another order
+    agrees cluster for cluster; a cluster dropped from one side, or moved
+    away from its window's maximum, is counted under its cause; lists of
+    other lengths are refused."""
+    _, finder, _ = trained
+    clusters = clusters_of(trained, trained[0].frames(4))
+    table, frames = clusters.array(), clusters.frames()
+    shuffled = numpy.concatenate([table[table["frame"] == f][::-1] for f in frames["frame"]])
+    same = clustercore.agreement(clusters, clustercore.Clusters.from_array(shuffled, frames))
+    assert same["frames"] == 4 and same["clusters"] == (len(table), len(table))
+    assert same["same_values"] == len(table) and same["only"] == (0, 0)
+    # b: frame 0 without its first cluster, and with one at a free centre
+    # whose corner holds more than its centre.
+    first = table[table["frame"] == frames["frame"][0]]
+    taken = set(zip(first["x"].tolist(), first["y"].tolist()))
+    extra = first[:1].copy()
+    extra["x"], extra["y"] = next((x, 2) for x in range(64) if (x, 2) not in taken)
+    extra["data"][0, 0, 0] = extra["data"][0, 1, 1] + 7
+    other = numpy.concatenate([first[1:], extra, table[len(first):]])
+    rms = finder.pedestal_maps()[1]
+    result = clustercore.agreement(clusters, clustercore.Clusters.from_array(other, frames),
+                                   thresholds=(5 * rms, 5 * rms))
+    assert result["only"] == (1, 1) and result["not_max"] == (0, 1)
+    assert result["same_place"] == result["same_values"] == len(table) - 1
+    with pytest.raises(clustercore.ClusterCoreError, match="frames"):
+        clustercore.agreement(clusters, clustercore.Clusters.from_array(table[:0]))
+    with pytest.raises(ValueError, match="two maps"):
+        clustercore.agreement(clusters, clusters, thresholds=(rms,))
+
+
 def test_bad_input_raises_with_the_reason(trained, tmp_path):
     simulator, finder, _ = trained
     frames = simulator.frames(2)

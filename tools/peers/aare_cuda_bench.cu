@@ -4,7 +4,7 @@
  * aare's branch feature/cuda_clusterfinder at 5922c73) beside this
  * project's CUDA backend, in one process, on the same page-locked frames:
  * frames/s of each against the copy ceilings of the same run, and how
- * their clusters agree (tools/peers/agreement.h). The frames are those of
+ * their clusters agree (cc_agreement_add_frame). The frames are those of
  * clusterbench's simulator (its seed, 400 x 400, its photons a frame) or a
  * raw run's. C++ because aare's finder is a C++ template; our side is the
  * public C header. Built by tools/peers/build_aare_cuda.sh.
@@ -24,7 +24,6 @@
 
 #include "aare/ClusterFinderCUDA.hpp"
 
-#include "agreement.h"
 #include "clustercore.h"
 extern "C" {
 #include "copy_ceiling.h"
@@ -259,8 +258,10 @@ bool load(const options &o, workload &w)
     return true;
 }
 
-// Our finder, trained on the dark frames, on the GPU; nullptr if not.
-cc_finder *our_finder(const workload &w, int size, int streams)
+// Our finder, trained on the dark frames, on backend (the CPU on every
+// CPU); nullptr if it cannot be had.
+cc_finder *our_finder(const workload &w, int size, int streams,
+                      cc_backend backend = CC_BACKEND_CUDA)
 {
     cc_config config;
     cc_config_init(&config);
@@ -269,7 +270,8 @@ cc_finder *our_finder(const workload &w, int size, int streams)
     config.cluster_size_x = config.cluster_size_y = uint32_t(size);
     config.nsigma = nsigma;
     config.pedestal_frames = aare_pedestal_samples;
-    config.backend = CC_BACKEND_CUDA;
+    config.backend = backend;
+    config.threads = 0;
     config.streams = uint32_t(streams);
     char message[CC_MESSAGE_SIZE];
     cc_finder *finder;
@@ -279,7 +281,7 @@ cc_finder *our_finder(const workload &w, int size, int streams)
     }
     if (cc_finder_train(finder, w.dark.data(), aare_pedestal_samples) !=
             CC_OK ||
-        cc_finder_backend(finder) != CC_BACKEND_CUDA) {
+        cc_finder_backend(finder) != backend) {
         std::fprintf(stderr, "aare_cuda_bench: our finder: %s\n",
                      cc_finder_last_error(finder));
         cc_finder_destroy(finder);
@@ -315,29 +317,28 @@ aare::NDView<uint16_t, 3> batch_view(const workload &w, size_t first,
 // floats and takes the textbook variance, sum2 / n - mean^2, in float.
 // The host pedestal shows only its mean and rms, whence its sum2.
 template <int N>
-std::vector<float> aare_thresholds(aare_finder<N> &finder, size_t pixels)
+std::vector<double> aare_thresholds(aare_finder<N> &finder, size_t pixels)
 {
     auto mean = finder.pedestal();
     auto noise = finder.noise();
     const float n = float(aare_pedestal_samples);
-    std::vector<float> out(pixels);
+    std::vector<double> out(pixels);
     for (size_t p = 0; p < pixels; p++) {
         double m = mean.data()[p], s = noise.data()[p];
         float sum2 = float((s * s + m * m) * double(aare_pedestal_samples));
         float mf = float(m);
         float var = sum2 / n - mf * mf;
-        out[p] = float(nsigma) * std::sqrt(std::max(var, 0.0f));
+        out[p] = double(float(nsigma) * std::sqrt(std::max(var, 0.0f)));
     }
     return out;
 }
 
-std::vector<float> our_thresholds(cc_finder *finder, size_t pixels)
+std::vector<double> our_thresholds(cc_finder *finder, size_t pixels)
 {
-    std::vector<double> rms(pixels);
-    std::vector<float> out(pixels);
-    cc_finder_pedestal_maps(finder, nullptr, rms.data());
-    for (size_t p = 0; p < pixels; p++)
-        out[p] = float(nsigma * rms[p]);
+    std::vector<double> out(pixels);
+    cc_finder_pedestal_maps(finder, nullptr, out.data());
+    for (double &rms : out)
+        rms *= nsigma;
     return out;
 }
 
@@ -351,9 +352,12 @@ size_t aare_capacity(const options &o, uint32_t most)
 }
 
 struct agreement_run {
-    agreement first; // each of aare's streams' first frame: trained pedestal
-    agreement later;
-    uint64_t aare_full = 0; // frames whose aare output was full
+    // Frame 0 (both pedestals as trained), frames 1 to aare's streams - 1
+    // (the first of each of its streams, whose pedestal is as trained),
+    // the rest.
+    cc_agreement groups[3]{};
+    cc_agreement scheduled{}; // all frames, ours on aare's schedule
+    uint64_t aare_full = 0;   // frames whose aare output was full
     bool ok = false;
 };
 
@@ -384,27 +388,76 @@ uint32_t most_clusters(const options &o, const workload &w, int size)
     return most;
 }
 
+// Our clusters of the frames on aare's schedule: a finder of ours for
+// each of its streams, given the frames it gives that stream (frame k of
+// each batch goes to stream k mod streams), in order. Which stream's list
+// holds a frame, and where. On the CPU: the backends give the same bytes.
+struct schedule {
+    std::vector<cc_clusters *> lists;
+    std::vector<size_t> stream, index; // of each frame
+    bool ok = false;
+    ~schedule()
+    {
+        for (cc_clusters *list : lists)
+            cc_clusters_destroy(list);
+    }
+};
+
+void on_schedule(const options &o, const workload &w, int size, schedule &s)
+{
+    size_t streams = size_t(o.aare_streams);
+    std::vector<std::vector<const uint16_t *>> frames(streams);
+    s.stream.resize(w.n_frames);
+    s.index.resize(w.n_frames);
+    for (size_t f = 0; f < w.n_frames; f++) {
+        size_t k = f % o.batch % streams;
+        s.stream[f] = k;
+        s.index[f] = frames[k].size();
+        frames[k].push_back(w.frames + f * w.pixels());
+    }
+    s.lists.assign(streams, nullptr);
+    for (size_t k = 0; k < streams; k++) {
+        cc_finder *finder = our_finder(w, size, 1, CC_BACKEND_CPU);
+        bool done = finder != nullptr &&
+                    cc_clusters_new(&s.lists[k]) == CC_OK &&
+                    cc_finder_process_list(finder, frames[k].data(), nullptr,
+                                           frames[k].size(),
+                                           s.lists[k]) == CC_OK;
+        if (!done && finder != nullptr)
+            std::fprintf(stderr, "aare_cuda_bench: %s\n",
+                         cc_finder_last_error(finder));
+        cc_finder_destroy(finder);
+        if (!done)
+            return;
+    }
+    s.ok = true;
+}
+
 // One pass over the frames from the trained state through both finders.
 template <int N>
 agreement_run agree(const options &o, const workload &w, size_t capacity)
 {
     agreement_run run;
-    agreement_init(&run.first);
-    agreement_init(&run.later);
-    cc_finder *ours = our_finder(w, N, o.streams[0]);
+    schedule scheduled;
+    on_schedule(o, w, N, scheduled);
+    cc_finder *ours = scheduled.ok ? our_finder(w, N, o.streams[0]) : nullptr;
     cc_clusters *clusters = nullptr;
-    if (ours == nullptr || cc_clusters_new(&clusters) != CC_OK)
+    if (ours == nullptr || cc_clusters_new(&clusters) != CC_OK) {
+        cc_finder_destroy(ours);
         return run;
+    }
     aare_finder<N> peer({ssize_t(w.rows), ssize_t(w.cols)}, float(nsigma),
                         capacity, o.aare_streams);
     train_aare<N>(peer, w);
-    std::vector<float> ours_thr = our_thresholds(ours, w.pixels());
-    std::vector<float> peer_thr = aare_thresholds<N>(peer, w.pixels());
-    agreement_thresholds thresholds{w.rows, w.cols, ours_thr.data(),
-                                    peer_thr.data(), 1.0};
+    std::vector<double> ours_thr = our_thresholds(ours, w.pixels());
+    std::vector<double> peer_thr = aare_thresholds<N>(peer, w.pixels());
+    cc_agreement_thresholds thresholds{w.rows,
+                                       w.cols,
+                                       {ours_thr.data(), peer_thr.data()},
+                                       1.0};
     std::vector<uint16_t> x, y;
     std::vector<int32_t> values;
-    char message[256];
+    char message[CC_MESSAGE_SIZE];
     run.ok = true;
     for (size_t first = 0; first < w.n_frames && run.ok; first += o.batch) {
         if (cc_finder_process(ours, w.frames + first * w.pixels(), nullptr,
@@ -435,10 +488,18 @@ agreement_run agree(const options &o, const workload &w, size_t capacity)
                                    0,         N,
                                    N,         x.data(),
                                    y.data(),  values.data()};
-            agreement *into = first + k < size_t(o.aare_streams) ? &run.first
-                                                                 : &run.later;
-            if (agreement_add_frame(into, &a, &b, &thresholds, message,
-                                    sizeof message) != 0) {
+            size_t frame = first + k;
+            cc_agreement *into =
+                &run.groups[frame == 0                       ? 0
+                            : frame < size_t(o.aare_streams) ? 1
+                                                             : 2];
+            cc_frame_clusters c;
+            cc_clusters_frame(scheduled.lists[scheduled.stream[frame]],
+                              scheduled.index[frame], &c);
+            if (cc_agreement_add_frame(into, &a, &b, &thresholds, message) !=
+                    CC_OK ||
+                cc_agreement_add_frame(&run.scheduled, &c, &b, &thresholds,
+                                       message) != CC_OK) {
                 std::fprintf(stderr, "aare_cuda_bench: frame %zu: %s\n",
                              first + k, message);
                 run.ok = false;
@@ -473,26 +534,26 @@ double median_rate(const options &o, size_t frames_a_pass,
     return rates[rates.size() / 2];
 }
 
-void print_agreement(int n, const char *which, const agreement &a)
+// One row of the agreement table: list a is ours, b aare's.
+void print_agreement(int n, const char *which, const cc_agreement &a)
 {
     if (a.frames == 0)
         return;
+    auto count = [](uint64_t v) { return (unsigned long long)v; };
     double per = 1.0 / double(a.frames);
+    double ours = double(a.clusters[0]);
     std::printf("| %dx%d | %s | %llu | %.1f | %.1f | %.4f | %.4f | %lld | "
                 "%llu (%llu not max, %llu at threshold, %llu other) | "
                 "%llu (%llu at threshold, %llu other) |\n",
-                n, n, which, (unsigned long long)a.frames, a.ours * per,
-                a.peer * per,
-                a.ours ? double(a.same_place) / double(a.ours) : 0.0,
-                a.ours ? double(a.same_values) / double(a.ours) : 0.0,
-                (long long)a.largest_difference,
-                (unsigned long long)a.only_peer,
-                (unsigned long long)a.peer_not_max,
-                (unsigned long long)a.peer_at_threshold,
-                (unsigned long long)a.peer_unexplained,
-                (unsigned long long)a.only_ours,
-                (unsigned long long)a.ours_at_threshold,
-                (unsigned long long)a.ours_unexplained);
+                n, n, which, count(a.frames), ours * per,
+                double(a.clusters[1]) * per,
+                ours > 0 ? double(a.same_place) / ours : 0.0,
+                ours > 0 ? double(a.same_values) / ours : 0.0,
+                (long long)a.largest_difference, count(a.only[1]),
+                count(a.not_max[1]), count(a.at_threshold[1]),
+                count(a.only[1] - a.not_max[1] - a.at_threshold[1]),
+                count(a.only[0]), count(a.at_threshold[0]),
+                count(a.only[0] - a.not_max[0] - a.at_threshold[0]));
 }
 
 template <int N> bool run_size(const options &o, const workload &w)
@@ -508,12 +569,18 @@ template <int N> bool run_size(const options &o, const workload &w)
     std::printf("\n#### %dx%d: agreement, one pass of %zu frames from the "
                 "trained state\n\n",
                 N, N, w.n_frames);
-    std::printf("| size | frames | n | ours a frame | aare's a frame | same "
-                "centre (of ours) | same centre and values | largest value "
-                "difference | aare only | ours only |\n");
+    std::printf(
+        "| size | frames | count | ours a frame | aare's a frame | same "
+        "centre (of ours) | same centre and values | largest value "
+        "difference | aare only | ours only |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-    print_agreement(N, "first of each aare stream", run.first);
-    print_agreement(N, "the rest", run.later);
+    std::string middle = "1 to " + std::to_string(o.aare_streams - 1) +
+                         ": aare's as trained";
+    std::string rest = std::to_string(o.aare_streams) + " on";
+    print_agreement(N, "0: both pedestals as trained", run.groups[0]);
+    print_agreement(N, middle.c_str(), run.groups[1]);
+    print_agreement(N, rest.c_str(), run.groups[2]);
+    print_agreement(N, "all, ours on aare's schedule", run.scheduled);
     if (run.aare_full > 0)
         std::printf("\n%llu frames filled aare's output of %zu clusters: "
                     "it dropped clusters there\n",
@@ -521,8 +588,12 @@ template <int N> bool run_size(const options &o, const workload &w)
 
     // The copy ceilings: frames in alone, and both ways with each finder's
     // bytes back (ours: its clusters; aare's: its whole output a frame).
-    double per_frame = double(run.later.ours + run.first.ours) /
-                       double(run.later.frames + run.first.frames);
+    uint64_t clusters = 0, frames = 0;
+    for (const cc_agreement &group : run.groups) {
+        clusters += group.clusters[0];
+        frames += group.frames;
+    }
+    double per_frame = double(clusters) / double(frames);
     size_t ours_out = size_t(per_frame * (4.0 + 4.0 * N * N)) + 8;
     size_t aare_out = sizeof(uint32_t) + capacity * sizeof(aare_cluster<N>);
     char message[256];

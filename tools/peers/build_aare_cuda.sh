@@ -36,20 +36,18 @@ library=$build/clusterCore/.libs
 [ -f "$library/libclustercore.so" ] || die "no $library/libclustercore.so: build the project first"
 
 src=$out/src
-includes="-I$top/clusterCore -I$top/tools -I$top/tools/peers"
-# The two C files as the project compiles C; the harness with aare's own
+includes="-I$top/clusterCore -I$top/tools"
+# The copy ceiling as the project compiles C; the harness with aare's own
 # flags (its Makefile's, for sm_90), its headers' warnings suppressed.
 gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror \
     $includes -I/usr/local/cuda/include \
     -c "$top/tools/copy_ceiling.c" -o "$out/copy_ceiling.o"
-gcc -std=c11 -O2 -Wall -Wextra -Werror $includes \
-    -c "$top/tools/peers/agreement.c" -o "$out/agreement.o"
 nvcc -std=c++17 -O3 -arch=${CUDA_ARCH:-sm_90} --extended-lambda \
     --expt-relaxed-constexpr -DFMT_HEADER_ONLY -DAARE_LOG_LEVEL=logERROR \
     -diag-suppress 128,177,2417 \
     -I"$src/aare/include" -I"$src/fmt/include" -I"$src/json/single_include" \
     $includes -Xcompiler -Wall,-Wextra \
-    "$top/tools/peers/aare_cuda_bench.cu" "$out/agreement.o" \
-    "$out/copy_ceiling.o" -L"$library" -lclustercore \
+    "$top/tools/peers/aare_cuda_bench.cu" "$out/copy_ceiling.o" \
+    -L"$library" -lclustercore \
     -Xlinker -rpath="$library" -o "$out/aare_cuda_bench"
 echo "build_aare_cuda: $out/aare_cuda_bench"
