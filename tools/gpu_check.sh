@@ -23,7 +23,8 @@
 # jansson/lib (jansson.h, jansson_config.h, libjansson.so.4 and a copy of
 # it named libjansson.so: the static library is not built for a shared
 # one), and for peers, peers/ (../shared/deps' MANIFEST.tsv and its
-# aare-cuda, fmt and json tarballs).
+# aare-cuda, fmt and json tarballs, and aare 2026.9.30's wheel for the
+# GPU machine's Python).
 # Results go to $OUT. $TARBALL names another tarball to build (default:
 # the kit's), $WORK the folder it is built in (default /tmp/ccbuild).
 set -u
@@ -196,7 +197,8 @@ for step in "$@"; do
     peers)
         # aare's GPU finder beside ours: clusterbench's frames at 3x3 and
         # 9x9, ours at the default 2 streams, 4 and aare's 5; then a raw
-        # run of $PEERS_FRAMES simulated frames from disk.
+        # run of $PEERS_FRAMES simulated frames from disk; then aare's CPU
+        # finder beside ours.
         log peers; cd $work/ndpluginclustercuda-*
         sh tools/peers/build_aare_cuda.sh $here/peers . /tmp/ccpeers || exit 1
         /tmp/ccpeers/aare_cuda_bench --sizes 3,9 --streams 2,4,5 | tee $OUT/peers_simulated.md
@@ -205,6 +207,12 @@ for step in "$@"; do
         ./examples/simulate_raw $run 1000 ${PEERS_FRAMES:-2048} 1 >/dev/null
         /tmp/ccpeers/aare_cuda_bench --sizes 3,9 --streams 2,4,5 --frames ${PEERS_FRAMES:-2048} \
             --raw $run/dark_master_0.json $run/data_master_0.json | tee $OUT/peers_raw.md
-        rm -rf $run ;;
+        rm -rf $run
+        # aare's CPU finder (the kit's wheel) beside our CPU backend, a
+        # thread a CPU each.
+        python3 -m pip install -q --no-index --no-deps --target /tmp/ccsite $here/peers/aare-*.whl &&
+            PYTHONPATH=/tmp/ccsite:python CLUSTERCORE_LIBRARY=$PWD/clusterCore/.libs/libclustercore.so \
+            python3 tools/peers/aare_cpu_bench.py --threads $(nproc) | grep -v "^ClusterCollector" |
+            tee $OUT/peers_cpu.md ;;
     esac
 done
