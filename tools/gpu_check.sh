@@ -4,7 +4,7 @@
 # no libtool or Check (the lent H200), builds a `make dist` tarball and runs
 # the GPU tests, compute-sanitizer and the benchmarks. STEPs, in order:
 # build, check, gpu, memcheck, racecheck, profile, detail, quickbench,
-# sweep, bench, lists, threads, offline, peers, mutations (those of
+# sweep, bench, lists, threads, offline, streams, peers, mutations (those of
 # tools/mutate.sh for a GPU). peers runs aare's GPU finder beside ours
 # (tools/peers/aare_cuda_bench) on clusterbench's frames and on a raw
 # run, from the pinned tarballs in the kit's peers/ folder. lists times both ways of issuing copies
@@ -194,6 +194,26 @@ for step in "$@"; do
         ./tools/clusterbench --backends cuda,cpu --threads 0 --sizes 3 --inputs pinned,pageable \
             --batches 32 --frames 256 --repeats 3 --seconds 1 | tee $OUT/bench_offline.md
         rm -rf $run ;;
+    streams)
+        # The default number of streams, by measurement: 3x3 at 1 to 8
+        # streams, plain and with common mode and a gain map, batches of
+        # 1024 page-locked frames; the GPU memory each run holds (the most
+        # nvidia-smi saw during it, less what the card held before).
+        log streams; cd $work/ndpluginclustercuda-*
+        idle=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1)
+        echo "memory in use before: $idle MiB" | tee $OUT/streams.md
+        for corrections in "" "--common-mode supercolumn --gain-spread 0.05"; do
+            for n in 1 2 3 4 5 6 8; do
+                nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >$OUT/streams_memory.txt &
+                smi=$!
+                ./tools/clusterbench --backends cuda --sizes 3 --inputs pinned --streams $n \
+                    --batches 1024 --frames 1024 --repeats 3 --seconds 0.5 $corrections |
+                    grep -E "^\| cuda|ceiling" | tee -a $OUT/streams.md
+                kill $smi
+                echo "streams $n ${corrections:-plain}: $(( $(sort -n $OUT/streams_memory.txt | tail -n 1) - idle )) MiB" |
+                    tee -a $OUT/streams.md
+            done
+        done ;;
     peers)
         # aare's GPU finder beside ours: clusterbench's frames at 3x3 and
         # 9x9, ours at the default 2 streams, 4 and aare's 5; then a raw
