@@ -179,8 +179,10 @@ bool simulate(const options &o, workload &w)
     return rc == CC_OK;
 }
 
-// Up to max_frames frames of a raw run into out (grown to fit when
-// out_vector is given); the number read, or -1.
+// Up to max_frames frames of a raw run into out, or into *grow (sized to
+// what was read) when given; the number read, or -1. aare's GPU finder
+// takes the values as they come: the bits above the ADC's 14 (gain bits
+// of a raw run) are cleared here, as our finder's adc_mask clears them.
 long read_run(const char *master, uint16_t *out, std::vector<uint16_t> *grow,
               size_t max_frames, uint32_t *rows, uint32_t *cols)
 {
@@ -207,8 +209,12 @@ long read_run(const char *master, uint16_t *out, std::vector<uint16_t> *grow,
         std::fprintf(stderr, "aare_cuda_bench: %s: %s\n", master, message);
         return -1;
     }
-    if (grow != nullptr)
+    if (grow != nullptr) {
         grow->resize(pixels * n_read);
+        out = grow->data();
+    }
+    for (size_t i = 0; i < pixels * n_read; i++)
+        out[i] &= 0x3FFF;
     return long(n_read);
 }
 
