@@ -166,8 +166,9 @@ int cc_agreement_add_frame(cc_agreement *agreement, const cc_frame_clusters *a,
             const int32_t *vb = b->values + (size_t)index_of(kb[j]) * cells;
             int64_t largest = 0;
             for (uint32_t c = 0; c < cells; c++) {
-                int64_t d = (int64_t)va[c] - vb[c];
-                largest = d > largest ? d : -d > largest ? -d : largest;
+                int64_t d = llabs((long long)va[c] - vb[c]);
+                if (d > largest)
+                    largest = d;
             }
             sum.same_place++;
             sum.same_values += largest == 0;

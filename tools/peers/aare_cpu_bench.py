@@ -122,16 +122,13 @@ def on_schedule(size, threads, dark, data):
     for k in range(threads):
         numbers = range(k, len(data), threads)
         tables.append(our_finder(size, 1, dark).process(data[k::threads], numbers).array())
-    records = numpy_sorted(np.concatenate(tables))
+    records = np.concatenate(tables)
+    # Frame order, each frame's clusters as its finder gave them.
+    records = records[np.argsort(records["frame"], kind="stable")]
     frames = np.zeros(len(data), clustercore.finder.FRAME_DTYPE)
     frames["frame"] = np.arange(len(data))
     frames["count"] = np.bincount(records["frame"].astype(np.int64), minlength=len(data))
     return clustercore.Clusters.from_array(records, frames)
-
-
-def numpy_sorted(records):
-    """Records in frame order, each frame's as the finder gave them."""
-    return records[np.argsort(records["frame"], kind="stable")]
 
 
 def row(size, name, a):
@@ -150,7 +147,7 @@ def agreement_rows(size, threads, dark, data):
     """One pass of both from the trained state, compared in the groups of
     frame_groups, then against ours on aare's schedule."""
     ours = our_finder(size, threads, dark)
-    thresholds = (NSIGMA * ours.pedestal_maps()[1], None)
+    ours_rms = ours.pedestal_maps()[1]
     groups = frame_groups(len(data), threads)
     found = [ours.process(data[first:first + count], range(first, first + count))
              for first, count, _ in groups]
@@ -158,7 +155,7 @@ def agreement_rows(size, threads, dark, data):
     peer = Aare(dark, size, threads, capacity=most * 2)
     vectors = peer.run(data)
     peer.close()
-    thresholds = (thresholds[0], NSIGMA * peer.trained_rms)
+    thresholds = (NSIGMA * ours_rms, NSIGMA * peer.trained_rms)
     rows = [row(size, name, clustercore.agreement(mine, as_records(vectors, size, first, count),
                                                   thresholds=thresholds))
             for (first, count, name), mine in zip(groups, found)]

@@ -349,7 +349,8 @@ std::vector<double> our_thresholds(cc_finder *finder, size_t pixels)
 }
 
 // aare's output holds a fixed number of clusters a frame and copies all of
-// it back for every frame: 1.25 times the most we found, rounded up to 256.
+// it back for every frame: 1.25 times the most we found (on its schedule),
+// rounded up to 256.
 size_t aare_capacity(const options &o, uint32_t most)
 {
     if (o.aare_max > 0)
@@ -367,33 +368,6 @@ struct agreement_run {
     bool ok = false;
 };
 
-// The most clusters our finder finds in one of the frames, from the
-// trained state; 0 if it failed.
-uint32_t most_clusters(const options &o, const workload &w, int size)
-{
-    cc_finder *ours = our_finder(w, size, o.streams[0]);
-    cc_clusters *clusters = nullptr;
-    uint32_t most = 0;
-    if (ours != nullptr && cc_clusters_new(&clusters) == CC_OK)
-        for (size_t first = 0; first < w.n_frames; first += o.batch) {
-            if (cc_finder_process(ours, w.frames + first * w.pixels(), nullptr,
-                                  o.batch, clusters) != CC_OK) {
-                std::fprintf(stderr, "aare_cuda_bench: %s\n",
-                             cc_finder_last_error(ours));
-                most = 0;
-                break;
-            }
-            for (size_t k = 0; k < o.batch; k++) {
-                cc_frame_clusters frame;
-                cc_clusters_frame(clusters, k, &frame);
-                most = std::max(most, frame.count);
-            }
-        }
-    cc_clusters_destroy(clusters);
-    cc_finder_destroy(ours);
-    return most;
-}
-
 // Our clusters of the frames on aare's schedule: a finder of ours for
 // each of its streams, given the frames it gives that stream (frame k of
 // each batch goes to stream k mod streams), in order. Which stream's list
@@ -402,10 +376,24 @@ struct schedule {
     std::vector<cc_clusters *> lists;
     std::vector<size_t> stream, index; // of each frame
     bool ok = false;
+    schedule() = default;
+    schedule(const schedule &) = delete; // it owns the lists
     ~schedule()
     {
         for (cc_clusters *list : lists)
             cc_clusters_destroy(list);
+    }
+    // The most clusters a frame holds, what aare's output must take.
+    uint32_t most() const
+    {
+        uint32_t most = 0;
+        for (cc_clusters *list : lists)
+            for (size_t k = 0; k < cc_clusters_frame_count(list); k++) {
+                cc_frame_clusters frame;
+                cc_clusters_frame(list, k, &frame);
+                most = std::max(most, frame.count);
+            }
+        return most;
     }
 };
 
@@ -439,14 +427,14 @@ void on_schedule(const options &o, const workload &w, int size, schedule &s)
     s.ok = true;
 }
 
-// One pass over the frames from the trained state through both finders.
+// One pass over the frames from the trained state through both finders,
+// each frame also against ours on aare's schedule.
 template <int N>
-agreement_run agree(const options &o, const workload &w, size_t capacity)
+agreement_run agree(const options &o, const workload &w, size_t capacity,
+                    const schedule &scheduled)
 {
     agreement_run run;
-    schedule scheduled;
-    on_schedule(o, w, N, scheduled);
-    cc_finder *ours = scheduled.ok ? our_finder(w, N, o.streams[0]) : nullptr;
+    cc_finder *ours = our_finder(w, N, o.streams[0]);
     cc_clusters *clusters = nullptr;
     if (ours == nullptr || cc_clusters_new(&clusters) != CC_OK) {
         cc_finder_destroy(ours);
@@ -565,11 +553,12 @@ void print_agreement(int n, const char *which, const cc_agreement &a)
 template <int N> bool run_size(const options &o, const workload &w)
 {
     size_t in_bytes = w.pixels() * sizeof(uint16_t);
-    uint32_t most = most_clusters(o, w, N);
-    if (most == 0)
+    schedule scheduled;
+    on_schedule(o, w, N, scheduled);
+    if (!scheduled.ok)
         return false;
-    size_t capacity = aare_capacity(o, most);
-    agreement_run run = agree<N>(o, w, capacity);
+    size_t capacity = aare_capacity(o, scheduled.most());
+    agreement_run run = agree<N>(o, w, capacity, scheduled);
     if (!run.ok)
         return false;
     std::printf("\n#### %dx%d: agreement, one pass of %zu frames from the "
