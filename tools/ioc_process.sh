@@ -5,7 +5,8 @@
 # caller's own, the IOC started with its shell reading a FIFO that the
 # caller holds open (closing it ends the IOC), and stopped by PID.
 # The caller sets ioc (the command), caget and work (a scratch folder),
-# and may set ioc_nice (a nice increment for the IOC, default 0).
+# and may set ioc_nice (a nice increment for the IOC, default 0) and
+# ioc_realtime=no (the IOC without CAP_SYS_NICE: see launch_ioc).
 
 # claim_ports: sets port_base, the first of 16 ports of this process's own
 # (0-7 the IOC's, 8-15 PSI's chain's: tools/sls_chain.sh). A slot's lock
@@ -61,9 +62,16 @@ ioc_loopback_ca() {
 pid=""
 # launch_ioc LOG: the IOC, its output in LOG; returns once the plugin
 # answers, or 1 (with LOG on stderr) if it ended or did not answer in 20 s.
+# EPICS gives its threads SCHED_FIFO wherever it may (as root), and such
+# a thread kept busy takes a CPU from every ordinary process on the
+# machine; ioc_realtime=no drops CAP_SYS_NICE from the IOC, so that all
+# its threads share the CPUs as a non-root beamline IOC's do.
 launch_ioc() {
     rm -f "$work/stdin" && mkfifo "$work/stdin"
-    nice -n "${ioc_nice:-0}" "$ioc" <"$work/stdin" >"$1" 2>&1 &
+    without_realtime=""
+    [ "${ioc_realtime:-yes}" = no ] && [ "$(id -u)" = 0 ] &&
+        without_realtime="setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice"
+    $without_realtime nice -n "${ioc_nice:-0}" "$ioc" <"$work/stdin" >"$1" 2>&1 &
     pid=$!
     exec 9>"$work/stdin"
     for _ in $(seq 100); do
