@@ -94,7 +94,8 @@ acquire() {
 # Driver and plugin must agree exactly; what the stream carried and the
 # driver did not get are the acquisition's first frames, sent before the
 # driver's subscription joined (PSI's client connects it only as it
-# starts the acquisition: docs/ioc.md, troubleshooting).
+# starts the acquisition: docs/ioc.md, troubleshooting); the high-water
+# marks below keep ZMQ from dropping any later frame.
 listen_stream() {
     rm -f "$work/stream_ready"
     "$pyclients" "$top/tests/sls_stream.py" "$zmq_port" "$work/streamed.txt" \
@@ -129,6 +130,17 @@ start_sls_server || fail "the virtual server did not start"
 start_sls_receiver "$builddir/moenchSimReceiver/moenchSimReceiver" --port $receiver_port \
     --dark $dark --cycle $cycle --seed $seed || fail "moenchSimReceiver did not start"
 write_sls_config "$SLS_CONFIG"
+# A stream that loses nothing once the driver has subscribed. ZMQ's
+# publisher drops what a subscriber's queues cannot hold (1000 messages a
+# side by default): under CI's load the driver fell 4,050 frames behind
+# the receiver's 500 Hz, lost them in mid-acquisition, and the test,
+# which knows only how many arrays reached the plugin, took the wrong
+# frames for them. With room for every frame of an acquisition, only
+# the first frames, sent before the subscription, can miss the driver.
+cat >>"$SLS_CONFIG" <<'CONFIG'
+rx_zmqhwm 100000
+zmqhwm 100000
+CONFIG
 start_ioc 1
 grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
     fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"
