@@ -132,16 +132,23 @@ start_sls_receiver "$builddir/moenchSimReceiver/moenchSimReceiver" --port $recei
 write_sls_config "$SLS_CONFIG"
 # A stream that loses nothing once the driver has subscribed. ZMQ's
 # publisher drops what a subscriber's queues cannot hold (1000 messages a
-# side by default): under CI's load the driver fell 4,050 frames behind
-# the receiver's 500 Hz, lost them in mid-acquisition, and the test,
-# which knows only how many arrays reached the plugin, took the wrong
-# frames for them. With room for every frame of an acquisition, only
-# the first frames, sent before the subscription, can miss the driver.
+# side by default, a frame two of them): under CI's load the chain fell
+# 4,050 frames behind the receiver's 500 Hz, lost them in mid-acquisition,
+# and the test, which knows only how many arrays reached the plugin, took
+# the wrong frames for them. With room for every frame of the longest
+# acquisition (10,000), only the first frames, sent before the
+# subscription, can miss the driver; a backlog holds at most an
+# acquisition's frames in memory.
 cat >>"$SLS_CONFIG" <<'CONFIG'
-rx_zmqhwm 100000
-zmqhwm 100000
+rx_zmqhwm 25000
+zmqhwm 25000
 CONFIG
 start_ioc 1
+# The plugin takes each array in the driver's thread: a chain slower than
+# the receiver then backs up into the stream's queues, where nothing is
+# lost, not into the plugin's queue, which drops when full (the load
+# rounds saw 3,314 arrays dropped so).
+put "${C}BlockingCallbacks" 1
 grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
     fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"
 # The top-level screen iocMoench (and what it opens) names records of
