@@ -138,17 +138,17 @@ write_sls_config "$SLS_CONFIG"
 # the wrong frames for them. With room for every frame of the longest
 # acquisition (10,000), only the first frames, sent before the
 # subscription, can miss the driver; a backlog holds at most an
-# acquisition's frames in memory.
+# acquisition's frames in memory. (The driver takes each frame into the
+# plugin's queue and returns: it keeps up. Were it still reading 200 ms
+# after an acquisition, PSI's client would ask the receiver for another
+# end-of-acquisition message every 2 s, and those left over end the next
+# acquisitions early: blocking callbacks, which hold the driver to the
+# plugin's pace, ran into that.)
 cat >>"$SLS_CONFIG" <<'CONFIG'
 rx_zmqhwm 25000
 zmqhwm 25000
 CONFIG
 start_ioc 1
-# The plugin takes each array in the driver's thread: a chain slower than
-# the receiver then backs up into the stream's queues, where nothing is
-# lost, not into the plugin's queue, which drops when full (the load
-# rounds saw 3,314 arrays dropped so).
-put "${C}BlockingCallbacks" 1
 grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
     fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"
 # The top-level screen iocMoench (and what it opens) names records of
@@ -306,7 +306,12 @@ put "${P}HDF1:NumCapture" 100000
 "$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
 putstr "${P}cam1:FileName" midway
 put "${P}cam1:FileNumber" 0
-put "${P}cam1:NumFrames" 100000
+# Fewer frames than the plugin's queue holds (2000): a plugin slower than
+# the receiver under load keeps them all queued, where a run until the
+# mode changes were done streamed 7,550 frames and overflowed the queue.
+# The plugin cannot take them faster than they come (500 Hz): 1,650 of
+# them arrive after the first 150, seconds for the two mode changes.
+put "${P}cam1:NumFrames" 1800
 put "${P}cam1:AcquirePeriod" $period
 # after N: until the plugin has taken N arrays more than it had.
 after() {
