@@ -94,8 +94,10 @@ acquire() {
 # Driver and plugin must agree exactly; what the stream carried and the
 # driver did not get are the acquisition's first frames, sent before the
 # driver's subscription joined (PSI's client connects it only as it
-# starts the acquisition: docs/ioc.md, troubleshooting); the high-water
-# marks below keep ZMQ from dropping any later frame.
+# starts the acquisition: docs/ioc.md, troubleshooting). The driver must
+# keep up with the stream: ZMQ drops what a subscriber 1000 frames behind
+# cannot take, in mid-acquisition, and the test would not know which
+# frames the plugin saw.
 listen_stream() {
     rm -f "$work/stream_ready"
     "$pyclients" "$top/tests/sls_stream.py" "$zmq_port" "$work/streamed.txt" \
@@ -130,24 +132,6 @@ start_sls_server || fail "the virtual server did not start"
 start_sls_receiver "$builddir/moenchSimReceiver/moenchSimReceiver" --port $receiver_port \
     --dark $dark --cycle $cycle --seed $seed || fail "moenchSimReceiver did not start"
 write_sls_config "$SLS_CONFIG"
-# A stream that loses nothing once the driver has subscribed. ZMQ's
-# publisher drops what a subscriber's queues cannot hold (1000 messages a
-# side by default, a frame two of them): under CI's load the chain fell
-# 4,050 frames behind the receiver's 500 Hz, lost them in mid-acquisition,
-# and the test, which knows only how many arrays reached the plugin, took
-# the wrong frames for them. With room for every frame of the longest
-# acquisition (10,000), only the first frames, sent before the
-# subscription, can miss the driver; a backlog holds at most an
-# acquisition's frames in memory. (The driver takes each frame into the
-# plugin's queue and returns: it keeps up. Were it still reading 200 ms
-# after an acquisition, PSI's client would ask the receiver for another
-# end-of-acquisition message every 2 s, and those left over end the next
-# acquisitions early: blocking callbacks, which hold the driver to the
-# plugin's pace, ran into that.)
-cat >>"$SLS_CONFIG" <<'CONFIG'
-rx_zmqhwm 25000
-zmqhwm 25000
-CONFIG
 start_ioc 1
 grep -q "moenchSimReceiver: slsReceiver .* on TCP port $receiver_port" "$work/receiver.log" ||
     fail "no word from moenchSimReceiver: $(cat "$work/receiver.log")"
@@ -306,13 +290,15 @@ put "${P}HDF1:NumCapture" 100000
 "$caput" -w 1 "${P}HDF1:Capture" 1 >/dev/null 2>&1 || true
 putstr "${P}cam1:FileName" midway
 put "${P}cam1:FileNumber" 0
-# Fewer frames than the plugin's queue holds (2000): a plugin slower than
-# the receiver under load keeps them all queued, where a run until the
-# mode changes were done streamed 7,550 frames and overflowed the queue.
-# The plugin cannot take them faster than they come (500 Hz): 1,650 of
-# them arrive after the first 150, seconds for the two mode changes.
-put "${P}cam1:NumFrames" 1800
-put "${P}cam1:AcquirePeriod" $period
+# A bounded acquisition: run until the mode changes were done, it
+# streamed 7,550 frames under CI's load, of which the driver, 4,050 behind,
+# got 3,500 (ZMQ dropped the rest in mid-acquisition). 1,200 frames at
+# 250 Hz: fewer than the plugin's queue holds (2000), and a driver that
+# took 230 frames a second there falls less than ZMQ's queues hold
+# behind; the plugin cannot take them faster than they come, so the
+# 1,050 after the first 150 leave seconds for the two mode changes.
+put "${P}cam1:NumFrames" 1200
+put "${P}cam1:AcquirePeriod" 0.004
 # after N: until the plugin has taken N arrays more than it had.
 after() {
     after_count=$(($(get "${C}ArrayCounter_RBV") + $1))
